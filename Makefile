@@ -1,0 +1,34 @@
+# Every target does its own set-up on a fresh machine: a venv, the package with its extras, the toolchains.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+TOOLCHAINS := .toolchains
+EXTRAS ?= test,hf,retrieval,dense,transformers,openai,ray,report
+
+.PHONY: setup venv toolchains test demo clean
+
+setup: venv toolchains
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# torch: the CPU wheel on this machine's disk (plain `torch` would pull a multi-GB CUDA build)
+	$(PIP) install -q "torch==2.13.0" || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu
+	$(PIP) install -q -e ".[$(EXTRAS)]"
+	touch $@
+
+toolchains:
+	bash scripts/setup_toolchains.sh $(TOOLCHAINS)
+
+test: setup
+	$(PY) -m pytest -q tests
+
+demo: setup
+	$(PY) -m benchsmith.demo
+
+clean:
+	rm -rf $(VENV) $(TOOLCHAINS) demo-out

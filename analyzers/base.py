@@ -1,0 +1,94 @@
+"""The extension point: one ``Analyzer`` subclass per language.
+
+An analyzer knows four things about its language: which files are source files, how its intra-project imports
+look and how to stub them (an empty class in place of each project name), how to call the toolchain once over a
+whole tree, and how to parse that toolchain's diagnostics.  ``analyze`` compiles the original and the stubbed
+trees once each and returns the diagnostics that appear only in the stubbed run as ``CrossFileRef``s.
+
+Everything else (cutting examples, filters, retrieval, writers, executors) is language-independent and reads the
+class attributes below, so adding a language means adding one module here; the registry finds it by itself.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from benchsmith.files import RepoSnapshot
+from benchsmith.records import CrossFileRef, Exclusion
+from benchsmith.runner import Backend, ContainerSpec
+
+
+@dataclass
+class AnalysisResult:
+    refs: list[CrossFileRef] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    tool_versions: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One toolchain message, normalised: 0-based line and character column."""
+
+    file: str  # relative to the analysed tree, '/'-separated
+    line: int
+    column: int
+    code: str
+    message: str
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def key(self) -> tuple:
+        """Identity used to diff the original and stubbed runs."""
+        return (self.file, self.line, self.column, self.code, self.message)
+
+
+@dataclass
+class AnalyzerOptions:
+    backend: Backend = Backend.LOCAL
+    timeout: float = 900.0  # seconds per whole-tree toolchain run
+    container_image: str | None = None  # override the image tag for docker/podman backends
+
+
+class Analyzer(abc.ABC):
+    language: ClassVar[str]
+    extensions: ClassVar[tuple[str, ...]]
+    # tree-sitter grammar wheel: module name and the function returning the language capsule
+    grammar_module: ClassVar[str]
+    grammar_function: ClassVar[str] = "language"
+    comment_prefix: ClassVar[str] = "//"
+    # Tokens that end a statement for the example builder (brace languages); None = Python's logical line.
+    statement_terminators: ClassVar[frozenset[str] | None] = frozenset({";", "{", "}"})
+    # containers/<dockerfile>: the toolchain image for docker/podman backends
+    dockerfile: ClassVar[str] = ""
+
+    def __init__(self, options: AnalyzerOptions | None = None) -> None:
+        self.options = options or AnalyzerOptions()
+
+    @abc.abstractmethod
+    def analyze(self, snapshot: RepoSnapshot, workdir: Path) -> AnalysisResult:
+        """Find cross-file references in ``snapshot`` (whose files are already vetted and copied under
+        ``snapshot.root``).  ``workdir`` is an empty directory the analyzer may use for stubbed trees."""
+
+    def tool_versions(self) -> dict[str, str]:
+        return {}
+
+    @classmethod
+    def ts_language(cls):
+        """The tree-sitter ``Language`` for this analyzer's grammar wheel."""
+        from tree_sitter import Language
+
+        module = importlib.import_module(cls.grammar_module)
+        return Language(getattr(module, cls.grammar_function)())
+
+    def container(self, mounts, workdir: str | None = None) -> ContainerSpec | None:
+        if self.options.backend is Backend.LOCAL:
+            return None
+        from benchsmith.containers import image_tag  # lazy: only container users need it
+
+        image = self.options.container_image or image_tag(self.dockerfile)
+        return ContainerSpec(engine=self.options.backend, image=image, mounts=tuple(mounts), workdir=workdir)

@@ -1,0 +1,83 @@
+"""The one CLI, ``benchsmith``, with subcommands; ``build-ccEval`` is an alias for ``benchsmith build cceval``.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``; modules are
+imported only to build their parser, and they import heavy libraries (torch, vllm, ray) lazily inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+# (command path, module, help)
+COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
+    (("build", "cceval"), "benchsmith.builders.cceval.cli", "build a CrossCodeEval-style cross-file completion split"),
+    (("build", "humanext"), "benchsmith.builders.humanext.cli", "build HumanExtension prompt variants"),
+    (("generate",), "benchsmith.evaluate.generate_cli", "generate completions with vLLM / transformers / HTTP"),
+    (("screen",), "benchsmith.evaluate.screen", "drop examples a model completes from in-file context alone"),
+    (("score", "cceval"), "benchsmith.evaluate.score_cli", "score cross-file completions (EM, ES, identifier match)"),
+    (("score", "humanext"), "benchsmith.evaluate.humanext_report", "execute and score HumanExtension predictions"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="benchsmith", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=_version())
+    top = parser.add_subparsers(dest="command", metavar="COMMAND")
+    top.required = True
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for path, module, help_text in COMMANDS:
+        if len(path) == 1:
+            sub = top.add_parser(path[0], help=help_text, description=help_text)
+        else:
+            if path[0] not in groups:
+                g = top.add_parser(path[0], help=f"{path[0]} subcommands")
+                groups[path[0]] = g.add_subparsers(dest=f"{path[0]}_command", metavar="WHAT")
+                groups[path[0]].required = True
+            sub = groups[path[0]].add_parser(path[1], help=help_text, description=help_text)
+        _attach(sub, module)
+    return parser
+
+
+def _attach(sub: argparse.ArgumentParser, module: str) -> None:
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            sub.set_defaults(_run=lambda args, m=module: _unavailable(m))
+            return
+        raise
+    mod.add_arguments(sub)
+    sub.set_defaults(_run=mod.run)
+
+
+def _unavailable(module: str) -> int:
+    print(f"benchsmith: this command is not available in this installation ({module} missing)", file=sys.stderr)
+    return 2
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("benchsmith")
+    except Exception:  # pragma: no cover - running from a source tree without install
+        return "unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+def build_cceval_main(argv: Sequence[str] | None = None) -> int:
+    """``build-ccEval ...`` == ``benchsmith build cceval ...``"""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return main(["build", "cceval", *argv])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

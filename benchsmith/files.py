@@ -1,0 +1,177 @@
+"""A vetted snapshot of a repository's source files.
+
+Toolchains never run on the user's checkout: we copy the eligible source files into a work directory we own, so a
+symlink to /etc, a 50 MB blob, a binary with a `.py` name or a file in invalid UTF-8 never reaches pylint/javac/tsc,
+and every file left out gets a recorded reason.  Nothing outside the repository is ever read: symlinks are never
+followed (and the copy contains none).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from benchsmith.records import Exclusion, Reason, Stage
+
+# Directories that hold vendored or generated code, not the project's own.
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
+     ".pytest_cache", "site-packages", "bower_components", "bin", "obj", ".gradle", ".idea", ".vs"}
+)
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    max_bytes: int = 1_000_000
+    max_lines: int = 20_000
+    max_files: int = 50_000
+
+
+@dataclass
+class SourceFile:
+    path: str  # relative, '/'-separated
+    text: str
+
+    @property
+    def suffix(self) -> str:
+        return os.path.splitext(self.path)[1]
+
+
+@dataclass
+class RepoSnapshot:
+    """Eligible source files of one repository, copied under ``root``."""
+
+    name: str
+    root: Path
+    files: list[SourceFile] = field(default_factory=list)
+    exclusions: list[Exclusion] = field(default_factory=list)
+
+    def by_path(self) -> dict[str, SourceFile]:
+        return {f.path: f for f in self.files}
+
+    def total_bytes(self) -> int:
+        return sum(len(f.text.encode("utf-8")) for f in self.files)
+
+
+def _is_inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _unsafe_name(rel: str) -> bool:
+    return any(part in ("..", "") for part in rel.split("/")) or "\x00" in rel or "\n" in rel
+
+
+def iter_candidate_paths(repo: Path, extensions: Iterable[str], repo_name: str, drop) -> Iterable[tuple[str, Path]]:
+    """Yield (relative path, absolute path) of regular files with the given extensions, in sorted order.
+    Symlinks (files or directories) are reported through ``drop`` and never followed."""
+    exts = tuple(extensions)
+    root = repo.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        keep_dirs = []
+        for d in sorted(dirnames):
+            full = base / d
+            if d in SKIP_DIRS:
+                continue
+            if full.is_symlink():
+                rel = full.relative_to(root).as_posix()
+                target = Path(os.path.realpath(full))
+                reason = Reason.SYMLINK if _is_inside(target, root) else Reason.SYMLINK_OUTSIDE
+                drop(rel, reason, f"directory symlink to {os.readlink(full)!r} not followed")
+                continue
+            keep_dirs.append(d)
+        dirnames[:] = keep_dirs
+        for name in sorted(filenames):
+            if not name.endswith(exts):
+                continue
+            full = base / name
+            rel = full.relative_to(root).as_posix()
+            yield rel, full
+
+
+def snapshot(
+    repo: str | os.PathLike,
+    extensions: Iterable[str],
+    dest: str | os.PathLike,
+    *,
+    repo_name: str,
+    limits: FileLimits = FileLimits(),
+    stage: Stage = Stage.SOURCE,
+) -> RepoSnapshot:
+    repo = Path(repo)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    snap = RepoSnapshot(name=repo_name, root=dest)
+
+    def drop(rel: str, reason: Reason, detail: str) -> None:
+        snap.exclusions.append(Exclusion(f"{repo_name}/{rel}", stage, reason, detail, repo_name))
+
+    for rel, full in iter_candidate_paths(repo, extensions, repo_name, drop):
+        if _unsafe_name(rel):
+            drop(rel, Reason.UNSAFE_PATH, "path has an unsafe component")
+            continue
+        try:
+            st = os.lstat(full)
+        except OSError as exc:
+            drop(rel, Reason.SOURCE_NOT_FOUND, f"cannot stat: {exc}")
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            target = Path(os.path.realpath(full))
+            reason = Reason.SYMLINK if _is_inside(target, repo.resolve()) else Reason.SYMLINK_OUTSIDE
+            drop(rel, reason, f"symlink to {os.readlink(full)!r} not followed")
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            drop(rel, Reason.UNSAFE_PATH, "not a regular file")
+            continue
+        if st.st_size > limits.max_bytes:
+            drop(rel, Reason.FILE_TOO_LARGE, f"{st.st_size} bytes > {limits.max_bytes}")
+            continue
+        if len(snap.files) >= limits.max_files:
+            drop(rel, Reason.TOO_MANY_FILES, f"more than {limits.max_files} source files")
+            continue
+        # O_NOFOLLOW: the file could have been swapped for a symlink since lstat.
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                data = fh.read(limits.max_bytes + 1)
+        except OSError as exc:
+            drop(rel, Reason.SOURCE_NOT_FOUND, f"cannot read: {exc}")
+            continue
+        if b"\x00" in data[:8192]:
+            drop(rel, Reason.BINARY_FILE, "NUL byte in the first 8 KiB")
+            continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            drop(rel, Reason.NOT_UTF8, f"invalid UTF-8 at byte {exc.start}")
+            continue
+        if text.startswith("\ufeff"):
+            text = text[1:]  # a BOM is not code; toolchains and the reconstruction both see the text without it
+        lines = text.count("\n") + 1
+        if lines > limits.max_lines:
+            drop(rel, Reason.FILE_TOO_LARGE, f"{lines} lines > {limits.max_lines}")
+            continue
+        out = dest / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        snap.files.append(SourceFile(rel, text))
+    return snap
+
+
+def write_tree(dest: str | os.PathLike, files: dict[str, str]) -> Path:
+    """Write ``{relative path: text}`` under ``dest`` exactly (no newline translation)."""
+    dest = Path(dest)
+    for rel, text in files.items():
+        out = dest / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with open(out, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    return dest

@@ -1,0 +1,87 @@
+"""Pipeline steps in the datatrove style: each step consumes and yields records, and every item it drops is
+recorded as an ``Exclusion`` with a stable reason, counted and kept (never silently lost)."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Iterable, Iterator, TypeVar
+
+from benchsmith.records import Exclusion, Reason, Stage
+
+T = TypeVar("T")
+
+
+@dataclass
+class Counter:
+    """Per-reason counts of dropped items plus the exclusions themselves (streamed to a sink when given)."""
+
+    kept: collections.Counter = field(default_factory=collections.Counter)
+    dropped: collections.Counter = field(default_factory=collections.Counter)
+    sink: Callable[[Exclusion], None] | None = None
+    exclusions: list[Exclusion] = field(default_factory=list)
+
+    def keep(self, stage: Stage | str, n: int = 1) -> None:
+        self.kept[str(stage)] += n
+
+    def drop(self, exclusion: Exclusion) -> None:
+        self.dropped[str(exclusion.reason)] += 1
+        if self.sink is not None:
+            self.sink(exclusion)
+        else:
+            self.exclusions.append(exclusion)
+
+    def merge(self, other: "Counter") -> None:
+        self.kept.update(other.kept)
+        self.dropped.update(other.dropped)
+        for exc in other.exclusions:
+            self.drop(exc)
+
+
+class Step(Generic[T]):
+    """A pipeline stage.  Subclasses implement ``run``; ``drop`` records why an item left the pipeline."""
+
+    stage: Stage = Stage.EXAMPLE_FILTER
+
+    def __init__(self, counter: Counter | None = None) -> None:
+        self.counter = counter or Counter()
+
+    def drop(self, item_id: str, reason: Reason, detail: str = "", repository: str = "") -> None:
+        self.counter.drop(Exclusion(item_id, self.stage, reason, detail, repository))
+
+    def run(self, items: Iterable[T]) -> Iterator[T]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def __call__(self, items: Iterable[T]) -> Iterator[T]:
+        for item in self.run(items):
+            self.counter.keep(self.stage)
+            yield item
+
+
+class Filter(Step[T]):
+    """A step that keeps or drops each item; ``check`` returns None to keep or (reason, detail) to drop."""
+
+    def check(self, item: T) -> tuple[Reason, str] | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def item_id(self, item: T) -> str:
+        return getattr(item, "task_id", repr(item))
+
+    def repository(self, item: T) -> str:
+        meta = getattr(item, "metadata", None)
+        return getattr(meta, "repository", "") if meta is not None else ""
+
+    def run(self, items: Iterable[T]) -> Iterator[T]:
+        for item in items:
+            verdict = self.check(item)
+            if verdict is None:
+                yield item
+            else:
+                reason, detail = verdict
+                self.drop(self.item_id(item), reason, detail, self.repository(item))
+
+
+def chain(items: Iterable[T], *steps: Callable[[Iterable[T]], Iterator[T]]) -> Iterator[T]:
+    for step in steps:
+        items = step(items)
+    yield from items

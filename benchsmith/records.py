@@ -1,0 +1,317 @@
+"""Typed records that flow between pipeline steps.
+
+Every record is a dataclass that round-trips through JSON (``to_dict``/``from_dict``) so shards can be written,
+resumed and merged.  ``CompletionExample.to_dict`` emits exactly the CrossCodeEval schema; benchsmith's own extras
+live under ``metadata`` so the files stay drop-in for the original evaluation scripts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Language(str, enum.Enum):
+    PYTHON = "python"
+    JAVA = "java"
+    TYPESCRIPT = "typescript"
+    CSHARP = "csharp"
+    JAVASCRIPT = "javascript"
+    GO = "go"
+
+    def __str__(self) -> str:  # argparse/rich print the value, not "Language.PYTHON"
+        return self.value
+
+
+class Stage(str, enum.Enum):
+    """Pipeline stage that produced an exclusion."""
+
+    SOURCE = "source"
+    REPO_FILTER = "repo_filter"
+    ANALYZER = "analyzer"
+    EXAMPLE_BUILDER = "example_builder"
+    EXAMPLE_FILTER = "example_filter"
+    RETRIEVAL = "retrieval"
+    SCREEN = "screen"
+    VALIDATION = "validation"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Reason(str, enum.Enum):
+    """Why an item was dropped.  Stable strings: they are written to excluded.jsonl and counted in stats.json."""
+
+    # sources / checkout
+    CLONE_FAILED = "clone_failed"
+    ARCHIVE_UNSAFE = "archive_unsafe"
+    ARCHIVE_INVALID = "archive_invalid"
+    SOURCE_NOT_FOUND = "source_not_found"
+    # repository filters
+    LICENSE_NOT_PERMISSIVE = "license_not_permissive"
+    LICENSE_MISSING = "license_missing"
+    CREATED_BEFORE = "created_before"
+    CREATED_DATE_UNKNOWN = "created_date_unknown"
+    TOO_FEW_FILES = "too_few_files"
+    TOO_MANY_FILES = "too_many_files"
+    REPO_TOO_LARGE = "repo_too_large"
+    NO_SOURCE_FILES = "no_source_files"
+    # files
+    SYMLINK_OUTSIDE = "symlink_outside_repository"
+    SYMLINK = "symlink"
+    BINARY_FILE = "binary_file"
+    NOT_UTF8 = "not_utf8"
+    FILE_TOO_LARGE = "file_too_large"
+    SYNTAX_ERROR = "syntax_error"
+    UNSAFE_PATH = "unsafe_path"
+    # toolchain
+    TOOL_TIMEOUT = "toolchain_timeout"
+    TOOL_CRASH = "toolchain_crash"
+    TOOL_MISSING = "toolchain_missing"
+    TOOLCHAIN_CANNOT_PARSE = "toolchain_cannot_parse"
+    NO_CROSSFILE_REFS = "no_crossfile_refs"
+    # examples
+    CURSOR_NOT_FOUND = "cursor_not_found"
+    GROUNDTRUTH_TOO_SHORT = "groundtruth_too_short"
+    GROUNDTRUTH_TOO_LONG = "groundtruth_too_long"
+    PROMPT_TOO_SHORT = "prompt_too_short"
+    DUPLICATE_GROUNDTRUTH = "duplicate_groundtruth"
+    GROUNDTRUTH_IN_PROMPT = "groundtruth_in_prompt"
+    SAME_STATEMENT = "same_statement"
+    PREDICTABLE_WITHOUT_CROSSFILE = "predictable_without_crossfile"
+    # humanext
+    REFERENCE_FAILS_TESTS = "reference_fails_tests"
+    INTERNAL_ERROR = "internal_error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _plain(value: Any) -> Any:
+    """Turn dataclasses/enums into JSON-ready values (dict order = field order, so output is stable)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Record:
+    """Mixin: JSON round trip for flat-ish dataclasses."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]):
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class RepoSpec(Record):
+    """What the user asked for: a local path, a git URL (optionally ``URL@COMMIT``) or an archive."""
+
+    source: str
+    commit: str | None = None
+    name: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "RepoSpec":
+        """``URL@COMMIT`` pins a commit; an ``@`` before the last ``/`` (``git@host:org/repo``) is not a pin."""
+        text = text.strip()
+        last = text.rsplit("/", 1)[-1]
+        is_remote = "://" in text or text.startswith("git@")
+        if is_remote and "@" in last:
+            head, _, commit = text.rpartition("@")
+            if commit:
+                return cls(source=head, commit=commit)
+        return cls(source=text)
+
+
+@dataclass
+class Checkout(Record):
+    """A repository materialised on disk (read-only from our side)."""
+
+    spec: RepoSpec
+    name: str  # stable repository id used in task ids and shard names
+    path: str
+    commit: str | None = None
+    license: str | None = None
+    created: str | None = None  # ISO date of the first commit, when known
+    kind: str = "directory"  # directory | git | archive
+
+
+@dataclass
+class CrossFileRef(Record):
+    """A use of a name defined in another file of the same repository (0-based line, 0-based column)."""
+
+    file: str  # path relative to the repository root, '/'-separated
+    line: int
+    column: int
+    symbol: str
+    import_name: str  # the local name bound by the import (or the project type named)
+    defining_file: str | None
+    diagnostic: str = ""  # the toolchain's code/message that revealed it (E1101, cannot find symbol, TS2339 ...)
+    message: str = ""
+
+
+@dataclass
+class RetrievedChunk(Record):
+    retrieved_chunk: str
+    filename: str
+    score: float
+
+
+@dataclass
+class CrossFileContext(Record):
+    text: str = ""
+    list: list[RetrievedChunk] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CrossFileContext":
+        return cls(text=data.get("text", ""), list=[RetrievedChunk.from_dict(c) for c in data.get("list", [])])
+
+
+@dataclass
+class ExampleMetadata(Record):
+    task_id: str
+    repository: str
+    file: str
+    context_start_lineno: int
+    groundtruth_start_lineno: int
+    right_context_start_lineno: int
+    # benchsmith extras (CrossCodeEval ignores unknown metadata keys)
+    language: str = ""
+    symbol: str = ""
+    defining_file: str | None = None
+    diagnostic: str = ""
+    commit: str | None = None
+
+
+@dataclass
+class CompletionExample(Record):
+    prompt: str
+    groundtruth: str
+    right_context: str
+    metadata: ExampleMetadata
+    crossfile_context: CrossFileContext | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "prompt": self.prompt,
+            "groundtruth": self.groundtruth,
+            "right_context": self.right_context,
+            "metadata": self.metadata.to_dict(),
+        }
+        if self.crossfile_context is not None:
+            out["crossfile_context"] = self.crossfile_context.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CompletionExample":
+        ctx = data.get("crossfile_context")
+        return cls(
+            prompt=data["prompt"],
+            groundtruth=data["groundtruth"],
+            right_context=data["right_context"],
+            metadata=ExampleMetadata.from_dict(data["metadata"]),
+            crossfile_context=CrossFileContext.from_dict(ctx) if ctx is not None else None,
+        )
+
+    @property
+    def task_id(self) -> str:
+        return self.metadata.task_id
+
+
+@dataclass
+class Exclusion(Record):
+    """A dropped item and why.  ``detail`` is human-readable; ``reason`` is the stable key counted in stats."""
+
+    item_id: str
+    stage: Stage
+    reason: Reason
+    detail: str = ""
+    repository: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Exclusion":
+        return cls(
+            item_id=data["item_id"],
+            stage=Stage(data["stage"]),
+            reason=Reason(data["reason"]),
+            detail=data.get("detail", ""),
+            repository=data.get("repository", ""),
+        )
+
+
+@dataclass
+class FunctionPair(Record):
+    """One HumanExtension pair: an auxiliary function and a target function that can use it."""
+
+    pair_id: str
+    imports: list[str]  # import lines, e.g. "from typing import List"
+    auxiliary_name: str
+    auxiliary_source: str
+    target_name: str
+    target_signature: str  # def line + docstring, what the model sees
+    target_reference: str  # full reference implementation of the target
+    tests: str  # check(candidate) + call
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Setting(str, enum.Enum):
+    DIRECT = "direct"
+    IRRELEVANT = "irrelevant"
+    ORACLE = "oracle"
+    STEP_BY_STEP = "step_by_step"
+    MULTI_AUXILIARY = "multi_auxiliary"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Perturbation(str, enum.Enum):
+    NONE = "none"
+    RENAMED = "renamed"
+    NO_DOCSTRING = "no_docstring"
+    RENAMED_LOCALS = "renamed_locals"
+    DOCSTRING_AS_COMMENTS = "docstring_as_comments"
+    DEAD_CODE = "dead_code"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass
+class PromptVariant(Record):
+    task_id: str
+    pair_id: str
+    setting: Setting
+    perturbation: Perturbation
+    prompt: str
+    stop: list[str]
+    entry_point: str
+    auxiliary_name: str
+    tests: str
+    imports: list[str]
+    position: int | None = None
+    num_auxiliary: int | None = None
+    sample_index: int = 0
+    seed: int | None = None
+    stage: int | None = None  # step_by_step: 1 = write the auxiliary, 2 = template for the target
+    template: str | None = None  # step_by_step stage 2: prompt with "{auxiliary}" to fill
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "PromptVariant":
+        rec = super().from_dict(data)
+        rec.setting = Setting(rec.setting)
+        rec.perturbation = Perturbation(rec.perturbation)
+        return rec
