@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
 
@@ -74,6 +74,7 @@ class ContainerSpec:
     workdir: str | None = None
     memory: str | None = "4g"
     pids: int | None = 512
+    extra_args: tuple[str, ...] = ()  # more `<engine> run` options (--name, --user, --read-only, --tmpfs ...)
 
 
 @dataclass
@@ -107,10 +108,18 @@ def _read_capped(stream, cap: int, sink: list[bytes], flags: dict) -> None:
             sink.append(keep)
             total += len(keep)
             if len(keep) < len(chunk):
-                flags["truncated"] = True
+                _mark_truncated(flags)
         else:
-            flags["truncated"] = True  # keep draining so the child never blocks on a full pipe
+            _mark_truncated(flags)  # keep draining so the child never blocks on a full pipe
     stream.close()
+
+
+def _mark_truncated(flags: dict) -> None:
+    first = not flags.get("truncated")
+    flags["truncated"] = True
+    on_cap = flags.get("on_cap")
+    if first and on_cap is not None:
+        on_cap()
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -131,6 +140,7 @@ def container_argv(argv: Sequence[str], spec: ContainerSpec, env: Mapping[str, s
         out += ["-v", f"{m.host}:{m.container}:{'rw' if m.writable else 'ro'}"]
     if spec.workdir:
         out += ["-w", spec.workdir]
+    out += list(spec.extra_args)
     for k, v in sorted((env or {}).items()):
         out += ["-e", f"{k}={v}"]
     out.append(spec.image)
@@ -148,8 +158,17 @@ def run(
     limits: Limits | None = None,
     container: ContainerSpec | None = None,
     inherit_env: bool = True,
+    preexec: Callable[[], None] | None = None,
+    kill_on_output_cap: bool = False,
+    after_exit: Callable[[], None] | None = None,
 ) -> RunResult:
-    """Run ``argv`` hardened.  Never raises for tool failures; raises ``ToolMissing`` if the program is absent."""
+    """Run ``argv`` hardened.  Never raises for tool failures; raises ``ToolMissing`` if the program is absent.
+
+    ``preexec`` runs in the child before ``limits`` are applied (namespaces, dropping privileges);
+    ``kill_on_output_cap`` kills the group as soon as either stream exceeds ``output_cap`` instead of draining
+    until the timeout; ``after_exit`` runs once the group is dead but before the output readers are joined (to
+    kill processes that left the group and still hold the pipes).
+    """
     argv = [str(a) for a in argv]
     if container is not None:
         full_env = None
@@ -162,7 +181,9 @@ def run(
     if shutil.which(exe, path=(full_env or os.environ).get("PATH")) is None and not os.path.isfile(exe):
         raise ToolMissing(f"{exe!r} not found on PATH; run `make setup` (or install it) and retry")
 
-    def preexec() -> None:
+    def child_setup() -> None:
+        if preexec is not None:
+            preexec()
         if limits is not None:
             limits.apply()
 
@@ -175,12 +196,14 @@ def run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=preexec if limits is not None else None,
+        preexec_fn=child_setup if (limits is not None or preexec is not None) else None,
         close_fds=True,
     )
     out_chunks: list[bytes] = []
     err_chunks: list[bytes] = []
     flags: dict = {}
+    if kill_on_output_cap:
+        flags["on_cap"] = lambda: _kill_group(proc)
     readers = [
         threading.Thread(target=_read_capped, args=(proc.stdout, output_cap, out_chunks, flags), daemon=True),
         threading.Thread(target=_read_capped, args=(proc.stderr, output_cap, err_chunks, flags), daemon=True),
@@ -196,6 +219,8 @@ def run(
         # Kill the group even on normal exit: a tool may leave daemons/grandchildren behind.
         _kill_group(proc)
         proc.wait()
+        if after_exit is not None:
+            after_exit()
     for t in readers:
         t.join(timeout=5)
     return RunResult(
