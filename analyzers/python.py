@@ -1,0 +1,435 @@
+"""Python: stub intra-project imports with empty classes, run pylint on both trees, keep the new errors.
+
+Each file's project imports are replaced, in place, by empty classes bound to the same local names
+(``import pkg.mod`` becomes nested classes ``pkg`` > ``mod`` so ``pkg.mod.f`` still resolves one level deep;
+a star import becomes ``pass`` so its names turn into undefined variables).  One pylint process lints the whole
+original tree and one the whole stubbed tree, with our own rcfile and no plugins; a stubbed tree keeps a line
+map back to the original so diagnostics of both runs are compared in original coordinates.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, Diagnostic
+from benchsmith.files import RepoSnapshot, SourceFile, write_tree
+from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+from benchsmith.runner import Mount, ToolMissing, run
+
+# Messages an empty class in place of a project name produces.  E0602 comes from removed star imports.
+PYLINT_MESSAGES = ("E1101", "E0602", "E1102", "E1133", "E1135", "E1136", "E1137")
+PYLINT_RC = """\
+[MAIN]
+load-plugins=
+init-hook=
+persistent=no
+unsafe-load-any-extension=no
+extension-pkg-allow-list=
+fail-under=0
+recursive=yes
+ignore=
+ignore-patterns=
+suggestion-mode=no
+
+[MESSAGES CONTROL]
+disable=all
+enable={enable}
+
+[TYPECHECK]
+ignore-on-opaque-inference=yes
+ignore-mixin-members=yes
+generated-members=
+ignored-modules=
+"""
+
+_OWNER_RE = re.compile(r"^(?:Class|Instance of) '([^']+)' has no '([^']+)' member")
+_QUOTED_RE = re.compile(r"'([^']+)'")
+_NAME_AT_RE = re.compile(r"[A-Za-z_][\w]*")
+
+
+@dataclass
+class Binding:
+    """A local name bound by a project import and the file that defines what it names."""
+
+    local: str
+    module: str  # dotted project module the name comes from
+    defining_file: str | None
+
+
+@dataclass
+class FileStubs:
+    path: str
+    stubbed_text: str
+    line_map: list[int | None]  # stubbed line index -> original line index (None for stub lines)
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)  # class name as pylint reports it
+    star_modules: list[str] = field(default_factory=list)
+
+
+class ModuleIndex:
+    """Dotted module names of the repository's files (package roots found by walking up ``__init__.py``)."""
+
+    def __init__(self, files: list[SourceFile]) -> None:
+        paths = {f.path for f in files}
+        self.by_module: dict[str, list[str]] = {}
+        self.module_of: dict[str, str] = {}
+        for path in sorted(paths):
+            name = self._module_name(path, paths)
+            self.module_of[path] = name
+            self.by_module.setdefault(name, []).append(path)
+        self.texts = {f.path: f.text for f in files}
+
+    @staticmethod
+    def _module_name(path: str, paths: set[str]) -> str:
+        p = PurePosixPath(path)
+        parts = [p.stem] if p.name != "__init__.py" else []
+        parent = p.parent
+        while str(parent) not in ("", ".") and (parent / "__init__.py").as_posix() in paths:
+            parts.insert(0, parent.name)
+            parent = parent.parent
+        return ".".join(parts)
+
+    def is_project(self, module: str) -> bool:
+        return module in self.by_module
+
+    def file_for(self, module: str, near: str) -> str | None:
+        files = self.by_module.get(module)
+        if not files:
+            return None
+        # Several roots can define the same top-level name (scripts/, tests/): prefer the importer's directory.
+        here = str(PurePosixPath(near).parent)
+        for f in files:
+            if str(PurePosixPath(f).parent) == here:
+                return f
+        return files[0]
+
+    def package_of(self, path: str) -> str:
+        mod = self.module_of[path]
+        return mod if path.endswith("__init__.py") else mod.rpartition(".")[0]
+
+    def resolve_relative(self, path: str, level: int, module: str | None) -> str | None:
+        if level == 0:
+            return module
+        pkg = self.package_of(path).split(".") if self.package_of(path) else []
+        if level - 1 > len(pkg):
+            return None
+        base = pkg[: len(pkg) - (level - 1)]
+        if module:
+            base += module.split(".")
+        return ".".join(base) if base else None
+
+    def defining_file(self, module: str, name: str | None, near: str, depth: int = 0) -> str | None:
+        """The file defining ``module.name``: the submodule's file, or the module's own file, following a
+        re-export (``from .core import name`` in a package ``__init__``) a few levels."""
+        if name is not None and self.is_project(f"{module}.{name}"):
+            return self.file_for(f"{module}.{name}", near)
+        file = self.file_for(module, near)
+        if file is None or name is None or depth >= 4:
+            return file
+        text = self.texts.get(file, "")
+        if re.search(rf"^\s*(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]", text, re.M):
+            return file
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return file
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if (alias.asname or alias.name) == name and alias.name != "*":
+                        target = self.resolve_relative(file, node.level, node.module)
+                        if target and self.is_project(target):
+                            found = self.defining_file(target, alias.name, file, depth + 1)
+                            if found:
+                                return found
+        return file
+
+
+def _byte_to_char(line_text: str, byte_col: int) -> int:
+    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _alone_on_lines(lines: list[str], node: ast.stmt) -> bool:
+    """The import occupies whole lines (no other statement shares them), so its lines can be swapped out."""
+    start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    before = lines[start][: _byte_to_char(lines[start], node.col_offset)]
+    after = lines[end][_byte_to_char(lines[end], node.end_col_offset or 0):]
+    return before.strip() == "" and (after.strip() == "" or after.strip().startswith("#"))
+
+
+def _class_tree(name: str, children: dict, indent: str) -> list[str]:
+    out = [f"{indent}class {name}:"]
+    if not children:
+        out.append(f"{indent}    pass")
+    for child in sorted(children):
+        out += _class_tree(child, children[child], indent + "    ")
+    return out
+
+
+def stub_file(src: SourceFile, index: ModuleIndex) -> FileStubs | None:
+    """The stubbed text of one file, or None when it has no project imports (or does not parse)."""
+    try:
+        tree = ast.parse(src.text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = src.text.splitlines(keepends=True)
+    if not lines:
+        return None
+    stubs = FileStubs(src.path, src.text, list(range(len(lines))))
+    # Plain `import a.b` statements bind the top name; collect every dotted path per top name so that each
+    # stub of `a` carries all of the file's submodules.
+    dotted: dict[str, dict] = {}
+    replacements: list[tuple[ast.stmt, list[str]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None and (index.is_project(alias.name.split(".")[0]) or index.is_project(alias.name)):
+                    cur = dotted.setdefault(alias.name.split(".")[0], {})
+                    for part in alias.name.split(".")[1:]:
+                        cur = cur.setdefault(part, {})
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        names: list[str] = []  # stub class lines to emit, in order
+        has_star = False
+        if isinstance(node, ast.Import):
+            if not all(index.is_project(a.name) or index.is_project(a.name.split(".")[0]) for a in node.names):
+                continue  # a statement mixing project and external modules is left as is (rare)
+            for alias in node.names:
+                if alias.asname:
+                    names.append(alias.asname)
+                    file = index.defining_file(alias.name, None, src.path)
+                    stubs.bindings.setdefault(alias.asname, []).append(Binding(alias.asname, alias.name, file))
+                else:
+                    top = alias.name.split(".")[0]
+                    if top not in names:
+                        names.append(top)
+                    parts = alias.name.split(".")
+                    for i in range(1, len(parts) + 1):
+                        mod = ".".join(parts[:i])
+                        if index.is_project(mod):
+                            b = Binding(parts[i - 1], mod, index.defining_file(mod, None, src.path))
+                            stubs.bindings.setdefault(parts[i - 1], []).append(b)
+        else:
+            module = index.resolve_relative(src.path, node.level, node.module)
+            if module is None or not (index.is_project(module) or index.is_project(module.split(".")[0])):
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    stubs.star_modules.append(module)
+                    has_star = True
+                    continue
+                local = alias.asname or alias.name
+                names.append(local)
+                file = index.defining_file(module, alias.name, src.path)
+                stubs.bindings.setdefault(local, []).append(Binding(local, f"{module}.{alias.name}", file))
+        if (names or has_star) and _alone_on_lines(lines, node):
+            replacements.append((node, names))
+    if not replacements:
+        return None
+    # Rewrite bottom-up so earlier line numbers stay valid.
+    new_lines = list(lines)
+    line_map: list[int | None] = list(range(len(lines)))
+    for node, names in sorted(replacements, key=lambda r: -r[0].lineno):
+        start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        indent = re.match(r"[ \t]*", lines[start]).group(0)
+        body: list[str] = []
+        for name in names:
+            body += _class_tree(name, dotted.get(name, {}) if isinstance(node, ast.Import) else {}, indent)
+        if not body:
+            body = [f"{indent}pass"]
+        eol = "\r\n" if lines[end].endswith("\r\n") else "\n"
+        new_lines[start : end + 1] = [b + eol for b in body]
+        line_map[start : end + 1] = [None] * len(body)
+    stubs.stubbed_text = "".join(new_lines)
+    stubs.line_map = line_map
+    return stubs
+
+
+class PythonAnalyzer(Analyzer):
+    language = "python"
+    extensions = (".py",)
+    grammar_module = "tree_sitter_python"
+    comment_prefix = "#"
+    statement_terminators = None  # logical lines
+    dockerfile = "pylint.Dockerfile"
+
+    def tool_versions(self) -> dict[str, str]:
+        try:
+            from importlib.metadata import version
+
+            return {"pylint": version("pylint"), "astroid": version("astroid")}
+        except Exception:  # pragma: no cover
+            return {}
+
+    # -- toolchain -------------------------------------------------------------------------------------------
+    def _pylint(self, tree: Path, rcfile: Path, home: Path) -> tuple[list[dict] | None, str]:
+        """Run pylint once over ``tree``; returns (messages, error text)."""
+        env = {"PYLINTRC": str(rcfile), "PYLINTHOME": str(home), "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONPATH": "", "HOME": str(home)}
+        container = self.container([Mount(str(tree), "/src"), Mount(str(rcfile), "/rc/pylintrc")], "/src")
+        if container is not None:
+            argv = ["pylint", "--rcfile", "/rc/pylintrc"]
+            env = {"PYLINTHOME": "/tmp", "HOME": "/tmp"}
+        else:
+            argv = [sys.executable, "-m", "pylint", "--rcfile", str(rcfile)]
+        argv += ["--output-format=json2", "--recursive=y", "--jobs=1", "--score=n", "."]
+        res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
+                  container=container)
+        if res.timed_out:
+            return None, f"pylint ran past its {self.options.timeout:.0f}s timeout"
+        try:
+            data = json.loads(res.stdout)
+            return list(data.get("messages", [])), ""
+        except (json.JSONDecodeError, AttributeError):
+            tail = (res.stderr or res.stdout).strip().splitlines()[-5:]
+            return None, f"pylint exited {res.returncode} without a report: {' | '.join(tail)}"
+
+    @staticmethod
+    def _diagnostics(messages: list[dict], texts: dict[str, str], line_maps: dict[str, list[int | None]]):
+        out: list[Diagnostic] = []
+        for m in messages:
+            path = PurePosixPath(m.get("path", "")).as_posix().removeprefix("./")
+            text = texts.get(path)
+            if text is None:
+                continue
+            lines = text.splitlines()
+            line = int(m.get("line") or 1) - 1
+            end_line = m.get("endLine")
+            end_line = int(end_line) - 1 if end_line is not None else None
+            col = int(m.get("column") or 0)
+            end_col = m.get("endColumn")
+            if 0 <= line < len(lines):
+                col = _byte_to_char(lines[line], col)
+            if end_line is not None and end_col is not None and 0 <= end_line < len(lines):
+                end_col = _byte_to_char(lines[end_line], int(end_col))
+            lmap = line_maps.get(path)
+            if lmap is not None:
+                if not (0 <= line < len(lmap)) or lmap[line] is None:
+                    continue  # a message about the stub itself
+                line = lmap[line]
+                if end_line is not None:
+                    end_line = lmap[end_line] if 0 <= end_line < len(lmap) else None
+            out.append(Diagnostic(path, line, col, m.get("messageId", ""), m.get("message", ""), end_line,
+                                  end_col if end_line is not None else None))
+        return out
+
+    # -- main ------------------------------------------------------------------------------------------------
+    def analyze(self, snapshot: RepoSnapshot, workdir: Path) -> AnalysisResult:
+        result = AnalysisResult(tool_versions=self.tool_versions())
+        repo = snapshot.name
+        index = ModuleIndex(snapshot.files)
+        texts = snapshot.by_path()
+        stubbed: dict[str, FileStubs] = {}
+        for f in snapshot.files:
+            try:
+                ast.parse(f.text)
+            except (SyntaxError, ValueError) as exc:
+                result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.SYNTAX_ERROR,
+                                                   f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}", repo))
+                continue
+            s = stub_file(f, index)
+            if s is not None:
+                stubbed[f.path] = s
+        result.stats["files"] = len(snapshot.files)
+        result.stats["files_with_project_imports"] = len(stubbed)
+        if not stubbed:
+            return result
+
+        rcfile = workdir / "pylintrc"
+        rcfile.write_text(PYLINT_RC.format(enable=",".join(PYLINT_MESSAGES)), encoding="utf-8")
+        home = workdir / "home"
+        home.mkdir(exist_ok=True)
+        stub_tree = workdir / "stubbed"
+        if stub_tree.exists():
+            shutil.rmtree(stub_tree)
+        write_tree(stub_tree, {f.path: (stubbed[f.path].stubbed_text if f.path in stubbed else f.text)
+                               for f in snapshot.files})
+        try:
+            original_msgs, err_o = self._pylint(snapshot.root, rcfile, home)
+            stubbed_msgs, err_s = self._pylint(stub_tree, rcfile, home)
+        except ToolMissing as exc:
+            result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
+            return result
+        if original_msgs is None or stubbed_msgs is None:
+            err = err_o or err_s
+            reason = Reason.TOOL_TIMEOUT if "timeout" in err else Reason.TOOL_CRASH
+            result.exclusions.append(Exclusion(repo, Stage.ANALYZER, reason, err, repo))
+            return result
+        plain = {p: f.text for p, f in texts.items()}
+        stub_texts = {p: s.stubbed_text for p, s in stubbed.items()}
+        before = {d.key() for d in self._diagnostics(original_msgs, plain, {})}
+        after = self._diagnostics(stubbed_msgs, {**plain, **stub_texts}, {p: s.line_map for p, s in stubbed.items()})
+        # Files pylint could not process at all are recorded, not silently empty.
+        for m in original_msgs + stubbed_msgs:
+            if str(m.get("messageId", "")).startswith("F"):
+                path = PurePosixPath(m.get("path", "")).as_posix()
+                result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, Reason.TOOL_CRASH,
+                                                   f"{m.get('messageId')}: {m.get('message', '')[:200]}", repo))
+        seen: set[tuple] = set()
+        unattributed = 0
+        for d in sorted(after, key=lambda d: (d.file, d.line, d.column, d.code)):
+            if d.key() in before or d.file not in stubbed or d.code not in PYLINT_MESSAGES:
+                continue
+            ref = self._to_ref(d, stubbed[d.file], index, plain[d.file])
+            if ref is None:
+                unattributed += 1
+                continue
+            k = (ref.file, ref.line, ref.column)
+            if k not in seen:
+                seen.add(k)
+                result.refs.append(ref)
+        result.stats["new_diagnostics"] = len(after) - sum(1 for d in after if d.key() in before)
+        result.stats["unattributed"] = unattributed
+        result.stats["refs"] = len(result.refs)
+        return result
+
+    @staticmethod
+    def _to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, text: str) -> CrossFileRef | None:
+        lines = text.splitlines()
+        if d.code == "E1101":
+            m = _OWNER_RE.match(d.message)
+            if not m or d.end_line is None or d.end_column is None:
+                return None
+            owner, member = m.group(1), m.group(2)
+            candidates = stubs.bindings.get(owner)
+            if not candidates:
+                return None
+            line, col = d.end_line, d.end_column - len(member)
+            if not (0 <= line < len(lines)) or lines[line][col : col + len(member)] != member:
+                return None
+            binding = _pick(candidates, member, index)
+            return CrossFileRef(d.file, line, col, member, owner, binding.defining_file, d.code, d.message)
+        if d.code == "E0602":
+            m = _QUOTED_RE.search(d.message)
+            if not m:
+                return None
+            name = m.group(1)
+            for module in stubs.star_modules:
+                file = index.defining_file(module, name, d.file)
+                if file and re.search(rf"\b{re.escape(name)}\b", index.texts.get(file, "")):
+                    return CrossFileRef(d.file, d.line, d.column, name, "*", file, d.code, d.message)
+            return None
+        # E1102/E1133/E1135/E1136/E1137: the stub class itself is used; the name sits at the column.
+        if not (0 <= d.line < len(lines)):
+            return None
+        m = _NAME_AT_RE.match(lines[d.line], d.column)
+        if not m or m.group(0) not in stubs.bindings:
+            return None
+        name = m.group(0)
+        binding = stubs.bindings[name][0]
+        return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
+
+
+def _pick(candidates: list[Binding], member: str, index: ModuleIndex) -> Binding:
+    """Among bindings of the same class name, the one whose defining file mentions the member."""
+    for b in candidates:
+        if b.defining_file and re.search(rf"\b{re.escape(member)}\b", index.texts.get(b.defining_file, "")):
+            return b
+    return candidates[0]
