@@ -1,0 +1,287 @@
+"""Default (corrected) CrossCodeEval scoring: one tree-sitter parse of ``prompt + completion`` per text decides
+where the statement ends, what is a comment and what is an identifier, for every language.
+
+Where it differs from the released scorer (``metrics_compat``), and why (each has a unit test):
+
+1. Truncation works on whole lines of the parse tree, for all four languages:
+   - Java/TypeScript/C#: the completion is kept up to the end of the line holding the first statement end:
+     a ``;``/``{``/``}`` *token* (never a character inside a string, comment, template literal or
+     interpolation; ``${ }`` is not a block) or, for statements without a ``;`` (TypeScript's automatic
+     semicolons), the end of the innermost error-free statement. A completion that starts with ``{`` is cut
+     too (the released code keeps everything when the terminator is at index 0), and ``{ get; }`` or
+     ``for (;;) {`` on one line stay whole, so an exact copy of a one-line groundtruth always matches.
+   - Python: the completion is kept up to the end of the line where the statement containing the cut ends
+     (for a compound statement: its header, up to the ``:``). Errors elsewhere in the prompt do not make the
+     whole multi-line completion count; if the statement cannot be delimited even on prefixes ending at a
+     newline, the first non-empty line is kept (CrossCodeEval's groundtruth unit is a line).
+2. Comments are comment *nodes*: ``//`` floor division, ``#`` in C#/Java/TS strings and ``https://`` in any
+   string survive; ``/* ... */`` block comments are removed.
+3. Identifiers are identifier leaves of the tree inside the completion: string prefixes (``f``/``r``/``b``),
+   words in strings/template literals, ``true``/``false``/``null``/``undefined``, predefined types and ``var``
+   are not identifiers; identifiers that start with a non-ASCII letter are.
+4. ``es`` is ``rapidfuzz.fuzz.ratio`` (Indel similarity, no difflib autojunk heuristic, no rounding), so a long
+   target with repeated characters is not penalised by difflib's popularity pruning.
+5. An uncut completion is right-stripped like a cut one (the released code strips only cut ones).
+
+The groundtruth is not truncated (it is the reference), only cleaned of comments with the same parser.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from .cceval_metrics_common import ExampleScore, Language, exact_match, identifier_match, new_parser
+
+_ENC = "surrogatepass"  # lone surrogates survive a round trip instead of crashing the scorer
+
+COMMENT_TYPES = {
+    Language.PYTHON: frozenset({"comment"}),
+    Language.JAVA: frozenset({"line_comment", "block_comment"}),
+    Language.TYPESCRIPT: frozenset({"comment", "html_comment"}),
+    Language.CSHARP: frozenset({"comment"}),
+}
+IDENTIFIER_TYPES = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "statement_identifier",
+        "private_property_identifier",
+    }
+)
+# Words a grammar exposes as identifiers although the language reserves them.
+RESERVED_AS_IDENTIFIER = {
+    Language.PYTHON: frozenset(),
+    Language.JAVA: frozenset({"var"}),
+    Language.TYPESCRIPT: frozenset(),
+    Language.CSHARP: frozenset(),
+}
+TERMINATORS = frozenset({";", "{", "}"})
+# Parents whose braces belong to an expression inside a string, not to a statement or block.
+_INTERPOLATION_PARENTS = frozenset({"template_substitution", "interpolation"})
+# Containers whose children are statements/members: a child's end is a statement end even without a `;`
+# (TypeScript's automatic semicolon insertion leaves no token to find).
+_STATEMENT_PARENTS = frozenset(
+    {"program", "statement_block", "class_body", "switch_case", "switch_default", "block", "compilation_unit",
+     "declaration_list", "switch_section", "interface_body", "enum_body", "namespace_declaration"}
+)
+
+
+@dataclass(frozen=True)
+class Processed:
+    text: str  # kept completion with comments removed
+    before_comments: str  # kept completion (diagnostic)
+    identifiers: list[str]
+
+
+@functools.lru_cache(maxsize=None)
+def _parser(language: Language):
+    return new_parser(language)
+
+
+def _leaves(node, start: int, end: int):
+    """Leaves (including comment nodes, which are leaves) overlapping [start, end), in document order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.start_byte >= end or n.end_byte < start or (n.end_byte == start and n.start_byte < start):
+            continue
+        if n.child_count == 0:
+            yield n
+            continue
+        stack.extend(reversed(n.children))
+
+
+def _first_leaf_at_or_after(root, c: int):
+    """First non-empty leaf whose end lies after byte ``c`` (the token at the cut, or the next one)."""
+    for leaf in _leaves(root, c, root.end_byte + 1):
+        if leaf.end_byte > c and leaf.end_byte > leaf.start_byte:
+            return leaf
+    return None
+
+
+def _has_problem(node) -> bool:
+    return node.has_error or node.is_missing
+
+
+# ---- Python -------------------------------------------------------------------------------------------------
+
+
+def _python_statement_end(root, c: int) -> int | None:
+    """End byte of the statement (or compound-statement header) containing the first token at/after ``c``;
+    None when the parser could not delimit it without errors."""
+    leaf = _first_leaf_at_or_after(root, c)
+    if leaf is None:
+        return None
+    node = leaf
+    while node is not None:
+        if node.type == "ERROR":
+            return None
+        parent = node.parent
+        # A header whose block starts after the cut: the statement ends at the ':' before the block.
+        for child in node.children:
+            if child.type == "block" and child.start_byte >= c and child.prev_sibling is not None:
+                header_end = child.prev_sibling.end_byte
+                if header_end <= c:
+                    break
+                for n in node.children:
+                    if n.start_byte >= child.start_byte:
+                        break
+                    if _has_problem(n):
+                        return None
+                return header_end
+        if node.type == "decorator":
+            return None if _has_problem(node) else node.end_byte
+        if parent is not None and parent.type in ("module", "block"):
+            return None if _has_problem(node) else node.end_byte
+        node = parent
+    return None
+
+
+def _python_cut(prompt_b: bytes, comp_b: bytes, root) -> int | None:
+    """Byte offset (relative to the completion) where the kept completion ends."""
+    c = len(prompt_b)
+    end = _python_statement_end(root, c)
+    if end is not None and end > c:
+        return _line_end(comp_b, end - c)
+    # The full text does not delimit the statement (e.g. later lines are broken): try prefixes ending at a
+    # newline, first to last, with the same criterion.
+    parser = _parser(Language.PYTHON)
+    pos = comp_b.find(b"\n", 1)
+    while pos >= 0:
+        tree = parser.parse(prompt_b + comp_b[:pos])
+        end = _python_statement_end(tree.root_node, c)
+        if end is not None and c < end <= c + pos:
+            return _line_end(comp_b, end - c)
+        pos = comp_b.find(b"\n", pos + 1)
+    return None
+
+
+def _line_end(comp_b: bytes, rel: int) -> int:
+    nl = comp_b.find(b"\n", max(rel, 0))
+    return len(comp_b) if nl < 0 else nl
+
+
+def _first_line(comp_b: bytes) -> int:
+    """End of the first line that has non-whitespace content."""
+    pos = 0
+    while True:
+        nl = comp_b.find(b"\n", pos)
+        if nl < 0:
+            return len(comp_b)
+        if comp_b[pos:nl].strip():
+            return nl
+        pos = nl + 1
+
+
+# ---- brace languages ----------------------------------------------------------------------------------------
+
+
+def _brace_cut(comp_b: bytes, root, c: int) -> int | None:
+    ends: list[int] = []
+    for leaf in _leaves(root, c, root.end_byte + 1):
+        if leaf.start_byte < c or leaf.is_missing:
+            continue
+        if leaf.type in TERMINATORS and (leaf.parent is None or leaf.parent.type not in _INTERPOLATION_PARENTS):
+            ends.append(leaf.end_byte)
+            break
+    first = _first_leaf_at_or_after(root, c)
+    node = first.parent if first is not None else None
+    while node is not None and node.type != "ERROR":
+        # Only a statement-level node ends a statement (a declaration inside `using (...)` does not).
+        if node.parent is not None and node.parent.type in _STATEMENT_PARENTS and node.end_byte > c:
+            if not _has_problem(node):
+                ends.append(node.end_byte)
+            break
+        node = node.parent
+    if not ends:
+        return None
+    return _line_end(comp_b, min(ends) - c)
+
+
+# ---- shared ---------------------------------------------------------------------------------------------------
+
+
+def _strip_comments(text_b: bytes, root, c: int, end: int, language: Language) -> bytes:
+    types = COMMENT_TYPES[language]
+    pieces: list[bytes] = []
+    pos = c
+    for leaf in _leaves(root, c, end):
+        if leaf.type not in types:
+            continue
+        s, e = max(leaf.start_byte, c), min(leaf.end_byte, end)
+        # Blanks right before a comment only separated it from the code (or indented it): drop them too.
+        pieces.append(text_b[pos:s].rstrip(b" \t"))
+        pos = e
+    pieces.append(text_b[pos:end])
+    return b"".join(pieces)
+
+
+def _identifiers(text_b: bytes, root, c: int, end: int, language: Language) -> list[str]:
+    reserved = RESERVED_AS_IDENTIFIER[language]
+    out: list[str] = []
+    for leaf in _leaves(root, c, end):
+        if leaf.type not in IDENTIFIER_TYPES:
+            continue
+        word = text_b[max(leaf.start_byte, c) : min(leaf.end_byte, end)].decode("utf-8", _ENC).lstrip("#")
+        if word and word not in reserved:
+            out.append(word)
+    return out
+
+
+def process(prompt: str, completion: str, language: Language, truncate: bool) -> Processed:
+    prompt_b = prompt.encode("utf-8", _ENC)
+    comp_b = completion.encode("utf-8", _ENC)
+    text_b = prompt_b + comp_b
+    c = len(prompt_b)
+    root = _parser(language).parse(text_b).root_node
+    if truncate:
+        if language is Language.PYTHON:
+            rel = _python_cut(prompt_b, comp_b, root)
+            if rel is None:
+                rel = _first_line(comp_b)
+        else:
+            rel = _brace_cut(comp_b, root, c)
+            if rel is None:
+                rel = len(comp_b)
+    else:
+        rel = len(comp_b)
+    end = c + rel
+    kept = comp_b[:rel]
+    cleaned = _strip_comments(text_b, root, c, end, language)
+    ids = _identifiers(text_b, root, c, end, language)
+    if truncate:
+        kept = kept.rstrip()
+        cleaned = cleaned.rstrip()
+    return Processed(cleaned.decode("utf-8", _ENC), kept.decode("utf-8", _ENC), ids)
+
+
+def edit_similarity(pred: str, target: str) -> float:
+    from rapidfuzz import fuzz
+
+    return float(fuzz.ratio(pred.strip(), target.strip()))
+
+
+def score_example(task_id: str, prompt: str, groundtruth: str, pred: str, language: Language, sample: int = 0) -> ExampleScore:
+    p = process(prompt, pred, language, truncate=True)
+    t = process(prompt, groundtruth, language, truncate=False)
+    id_em, precision, recall, f1 = identifier_match(p.identifiers, t.identifiers)
+    return ExampleScore(
+        task_id=task_id,
+        pred=p.text,
+        target=t.text,
+        pred_ids=p.identifiers,
+        target_ids=t.identifiers,
+        em=exact_match(p.text, t.text),
+        es=edit_similarity(p.text, t.text),
+        id_em=id_em,
+        id_precision=precision,
+        id_recall=recall,
+        id_f1=f1,
+        pred_postprocessed=p.before_comments,
+        sample=sample,
+    )
