@@ -430,6 +430,11 @@ class PythonAnalyzer(Analyzer):
 def _pick(candidates: list[Binding], member: str, index: ModuleIndex) -> Binding:
     """Among bindings of the same class name, the one whose defining file mentions the member."""
     for b in candidates:
+        if index.is_project(b.module):
+            # A module stub: the member may be re-exported from another file (``flask.Blueprint``).
+            refined = index.defining_file(b.module, member, b.defining_file or "")
+            if refined and re.search(rf"\b{re.escape(member)}\b", index.texts.get(refined, "")):
+                return Binding(b.local, b.module, refined)
         if b.defining_file and re.search(rf"\b{re.escape(member)}\b", index.texts.get(b.defining_file, "")):
             return b
     return candidates[0]

@@ -193,6 +193,7 @@ class ExampleMetadata(Record):
     defining_file: str | None = None
     diagnostic: str = ""
     commit: str | None = None
+    groundtruth_tokens: int | None = None
 
 
 @dataclass

@@ -1,0 +1,350 @@
+"""Build a CrossCodeEval-style split: per repository, source -> snapshot -> repo filters -> analyzer -> cut ->
+filters -> retrieval, each repository written to its own shard; shards are merged in the order the repositories
+were given.
+
+Shards make builds resumable: a shard directory appears atomically (renamed into place) with a DONE marker that
+records the configuration fingerprint, so a rerun skips exactly the repositories that finished under the same
+configuration, and a run killed at any moment loses at most the repositories in flight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchsmith.analyzers import AnalyzerOptions, get_analyzer
+from benchsmith.builders.cceval.examples import ExampleCutter
+from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
+from benchsmith.executors import ExecutorKind, run_tasks
+from benchsmith.files import FileLimits, snapshot
+from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
+from benchsmith.pipeline import Counter, chain
+from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
+from benchsmith.repo_filters import check_repository
+from benchsmith.runner import Backend
+from benchsmith.sources import RepoFilterConfig, SourceError, materialise, repo_name
+
+SPLIT_FILE = "line_completion.jsonl"
+EXCLUDED_FILE = "excluded.jsonl"
+STATS_FILE = "stats.json"
+DONE_FILE = "DONE"
+SHARDS_DIR = ".shards"
+
+
+@dataclass
+class BuildConfig:
+    language: str
+    output: str
+    repos: list[RepoSpec] = field(default_factory=list)
+    repo_filters: RepoFilterConfig = RepoFilterConfig()
+    file_limits: FileLimits = FileLimits()
+    example_filters: ExampleFilterConfig = ExampleFilterConfig()
+    backend: Backend = Backend.LOCAL
+    timeout: float = 900.0
+    retrievers: tuple[str, ...] = ("bm25",)
+    retrieval: dict[str, Any] = field(default_factory=dict)  # extra RetrievalConfig fields
+    max_per_repo: int | None = None
+    seed: int = 0
+    workers: int | None = None
+    executor: ExecutorKind = ExecutorKind.LOCAL
+    ray_address: str | None = None
+    force: bool = False
+    workdir: str | None = None
+
+    def fingerprint(self) -> str:
+        """What determines a shard's content (not where or how fast it is computed)."""
+        keep = {k: v for k, v in _jsonable(dataclasses.asdict(self)).items()
+                if k not in ("output", "repos", "workers", "executor", "ray_address", "force", "workdir")}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if hasattr(obj, "value") and not isinstance(obj, (int, float, str)):
+        return obj.value
+    return obj
+
+
+@dataclass
+class RepoTask:
+    spec: RepoSpec
+    name: str
+    shard: str
+    config: BuildConfig
+
+
+@dataclass
+class ShardSummary:
+    name: str
+    skipped: bool = False  # finished in an earlier run
+    examples: int = 0
+    excluded: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    status: str = "ok"
+    tool_versions: dict[str, str] = field(default_factory=dict)
+
+
+def unique_names(specs: list[RepoSpec]) -> list[str]:
+    """Repository ids, made unique in input order (two archives of the same name get #2, #3 ...)."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        name = repo_name(spec)
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
+
+
+def lang_dir(config: BuildConfig) -> Path:
+    return Path(config.output) / config.language
+
+
+def shard_is_done(shard: Path, fingerprint: str) -> bool:
+    try:
+        return json.loads((shard / DONE_FILE).read_text())["fingerprint"] == fingerprint
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _shard_dirname(name: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in name)
+    return f"{safe}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
+def process_repo(task: RepoTask) -> ShardSummary:
+    """All per-repository work; never raises (any failure becomes a recorded exclusion in the shard)."""
+    cfg = task.config
+    shard = Path(task.shard)
+    fp = cfg.fingerprint()
+    if not cfg.force and shard_is_done(shard, fp):
+        done = json.loads((shard / DONE_FILE).read_text())
+        return ShardSummary(task.name, skipped=True, examples=done.get("examples", 0),
+                            excluded=done.get("excluded", 0), files=done.get("files", 0),
+                            tool_versions=done.get("tool_versions", {}))
+    start = time.monotonic()
+    tmp_root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=cfg.workdir))
+    staging = shard.parent / f".tmp-{shard.name}-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    summary = ShardSummary(task.name)
+    excluded = AtomicWriter(staging / EXCLUDED_FILE)
+    counter = Counter(sink=lambda e: excluded.write_record(e.to_dict()))
+    extra_files: dict[str, list] = {}
+    try:
+        examples = _repo_examples(task, tmp_root, counter, summary, extra_files)
+        with AtomicWriter(staging / SPLIT_FILE) as w:
+            for ex in examples:
+                w.write_record(ex.to_dict())
+                summary.examples += 1
+        for key, records in sorted(extra_files.items()):
+            with AtomicWriter(staging / f"{key}.jsonl") as w:
+                for ex in records:
+                    w.write_record(ex.to_dict())
+    except Exception as exc:  # noqa: BLE001 - a bug on one repository must not lose the others
+        tb = traceback.format_exc(limit=3).strip().splitlines()
+        counter.drop(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR,
+                               f"{type(exc).__name__}: {exc} | {' / '.join(tb[-3:])}", task.name))
+        summary.status = "error"
+        for name in os.listdir(staging):
+            if name.endswith(".jsonl") and name != EXCLUDED_FILE:
+                (staging / name).unlink()
+        (staging / SPLIT_FILE).write_text("")
+        summary.examples = 0
+    finally:
+        shutil.rmtree(tmp_root, ignore_errors=True)
+    excluded.commit()
+    summary.excluded = sum(counter.dropped.values())
+    summary.seconds = time.monotonic() - start
+    stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
+             "files": summary.files, "dropped": dict(sorted(counter.dropped.items())),
+             "kept": dict(sorted(counter.kept.items()))}
+    write_json(staging / STATS_FILE, stats)
+    write_json(staging / DONE_FILE, {"fingerprint": fp, "examples": summary.examples,
+                                     "excluded": summary.excluded, "files": summary.files,
+                                     "tool_versions": summary.tool_versions})
+    shutil.rmtree(shard, ignore_errors=True)
+    os.replace(staging, shard)
+    return summary
+
+
+def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSummary,
+                   extra_files: dict[str, list]) -> list:
+    cfg = task.config
+    name = task.name
+
+    def exclude(stage: Stage, reason: Reason, detail: str, item: str | None = None) -> None:
+        counter.drop(Exclusion(item or name, stage, reason, detail, name))
+
+    spec = dataclasses.replace(task.spec, name=name)
+    try:
+        checkout = materialise(spec, tmp)
+    except SourceError as exc:
+        exclude(Stage.SOURCE, exc.reason, exc.detail)
+        summary.status = "excluded"
+        return []
+    analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout))
+    snap = snapshot(checkout.path, analyzer.extensions, tmp / "tree", repo_name=name, limits=cfg.file_limits)
+    for e in snap.exclusions:
+        counter.drop(e)
+    summary.files = len(snap.files)
+    if not snap.files:
+        exclude(Stage.REPO_FILTER, Reason.NO_SOURCE_FILES, f"no {cfg.language} source files")
+        summary.status = "excluded"
+        return []
+    verdict = check_repository(checkout, snap, cfg.repo_filters)
+    if verdict is not None:
+        exclude(Stage.REPO_FILTER, *verdict)
+        summary.status = "excluded"
+        return []
+    work = tmp / "analysis"
+    work.mkdir()
+    result = analyzer.analyze(snap, work)
+    summary.tool_versions = result.tool_versions
+    for e in result.exclusions:
+        counter.drop(e)
+    if not result.refs:
+        exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
+    cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter)
+    examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter)))
+    if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
+        rng = random.Random(f"{cfg.seed}:{name}")
+        keep = set(rng.sample(range(len(examples)), cfg.max_per_repo))
+        examples = [ex for i, ex in enumerate(examples) if i in keep]
+    if cfg.retrievers and examples:
+        extra_files.update(_retrieve(examples, snap.files, analyzer, cfg))
+    return examples
+
+
+def _retrieve(examples, files, analyzer, cfg: BuildConfig) -> dict[str, list]:
+    from benchsmith.builders.cceval.retrieval import RetrievalConfig, retrieve_for_repo
+
+    rcfg = RetrievalConfig(retrievers=tuple(cfg.retrievers), **cfg.retrieval)
+    return retrieve_for_repo(examples, files, analyzer.language, analyzer.comment_prefix, rcfg)
+
+
+@dataclass
+class BuildSummary:
+    shards: list[ShardSummary]
+    output_dir: Path
+    stats: dict[str, Any]
+
+
+def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
+    out = lang_dir(config)
+    shards_root = out / SHARDS_DIR
+    shards_root.mkdir(parents=True, exist_ok=True)
+    names = unique_names(config.repos)
+    tasks = [RepoTask(spec, name, str(shards_root / _shard_dirname(name)), config)
+             for spec, name in zip(config.repos, names)]
+    results: dict[str, ShardSummary] = {}
+    for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
+                                                  kind=config.executor, ray_address=config.ray_address),
+                                        len(tasks), progress, config.language):
+        results[task.name] = summary
+    ordered = [results[t.name] for t in tasks]
+    stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
+    return BuildSummary(ordered, out, stats)
+
+
+def _with_progress(items: Iterator, total: int, enabled: bool, language: str) -> Iterator:
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(f"[bold]{language}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("files {task.fields[files]}  examples {task.fields[examples]}"),
+                  TimeElapsedColumn(), transient=False) as bar:
+        t = bar.add_task("repositories", total=total, files=0, examples=0)
+        files = examples = 0
+        for task, summary in items:
+            files += summary.files
+            examples += summary.examples
+            bar.update(t, advance=1, files=files, examples=examples, description=task.name[:40])
+            yield task, summary
+
+
+def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], config: BuildConfig) -> dict:
+    """Concatenate shards in repository order into the final files (streamed, atomically replaced)."""
+    names = {SPLIT_FILE}
+    for shard in shards:
+        names.update(n for n in os.listdir(shard) if n.endswith(".jsonl"))
+    for fname in sorted(names):
+        with AtomicWriter(out / fname) as w:
+            for shard in shards:
+                path = shard / fname
+                if path.exists():
+                    with open(path, encoding="utf-8") as fh:
+                        shutil.copyfileobj(fh, w.fh)
+    dropped: dict[str, int] = {}
+    per_repo = []
+    tool_versions: dict[str, str] = {}
+    for shard, summary in zip(shards, summaries):
+        st = json.loads((shard / STATS_FILE).read_text())
+        for k, v in st.get("dropped", {}).items():
+            dropped[k] = dropped.get(k, 0) + v
+        per_repo.append({"repository": st["repository"], "status": st["status"], "files": st["files"],
+                         "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values())})
+        tool_versions.update(summary.tool_versions)
+    stats = {
+        "language": config.language,
+        "repositories": len(shards),
+        "repositories_with_examples": sum(1 for r in per_repo if r["examples"]),
+        "examples": sum(r["examples"] for r in per_repo),
+        "files": sum(r["files"] for r in per_repo),
+        "dropped": dict(sorted(dropped.items())),
+        "per_repository": per_repo,
+        "tool_versions": dict(sorted(tool_versions.items())),
+        "config_fingerprint": config.fingerprint(),
+    }
+    write_json(out / STATS_FILE, stats)
+    return stats
+
+
+def iter_examples(path: str | os.PathLike):
+    from benchsmith.records import CompletionExample
+
+    for obj in read_jsonl(path):
+        yield CompletionExample.from_dict(obj)
+
+
+def print_summary(summary: BuildSummary, file=sys.stdout) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file)
+    table = Table(title=f"{summary.stats['language']}: {summary.stats['examples']} examples "
+                        f"from {summary.stats['repositories']} repositories -> {summary.output_dir}")
+    for col in ("repository", "status", "files", "examples", "excluded", "seconds"):
+        table.add_column(col, justify="right" if col in ("files", "examples", "excluded", "seconds") else "left")
+    for s in summary.shards:
+        table.add_row(s.name, "resumed" if s.skipped else s.status, str(s.files), str(s.examples), str(s.excluded),
+                      "-" if s.skipped else f"{s.seconds:.1f}")
+    console.print(table)
+    if summary.stats["dropped"]:
+        reasons = Table(title="exclusions by reason")
+        reasons.add_column("reason")
+        reasons.add_column("count", justify="right")
+        for k, v in sorted(summary.stats["dropped"].items(), key=lambda kv: (-kv[1], kv[0])):
+            reasons.add_row(k, str(v))
+        console.print(reasons)
+
+
+__all__ = ["BuildConfig", "build", "process_repo", "merge_shards", "print_summary", "iter_examples", "dumps"]

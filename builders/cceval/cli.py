@@ -1,0 +1,128 @@
+"""``benchsmith build cceval`` / ``build-ccEval``."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import sys
+
+from benchsmith.executors import ExecutorKind
+from benchsmith.runner import Backend
+
+
+def _date(text: str) -> _dt.date:
+    try:
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def _size(text: str) -> int:
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    t = text.strip().lower().removesuffix("b")
+    try:
+        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 1000000, 500k, 1M)") from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from benchsmith.analyzers import registry
+
+    p.add_argument("--lang", "--language", dest="lang", required=True, choices=sorted(registry()),
+                   help="language of the analyzer to run")
+    p.add_argument("--repo", action="append", default=[], metavar="PATH_OR_URL",
+                   help="a local directory, a git URL (URL@COMMIT pins a commit) or a .tar.gz/.zip archive; repeatable")
+    p.add_argument("--repos-file", metavar="FILE", help="one repository per line (# comments)")
+    p.add_argument("--output", "-o", required=True, metavar="DIR", help="output directory (DIR/<lang>/...)")
+    g = p.add_argument_group("repository filters (off by default; the paper: permissive, 10-50 files, < 1 MB)")
+    g.add_argument("--permissive-license", action="store_true", help="keep MIT/Apache-2.0/BSD/ISC/... only")
+    g.add_argument("--created-after", type=_date, metavar="YYYY-MM-DD", help="first commit on or after this date")
+    g.add_argument("--min-files", type=int)
+    g.add_argument("--max-files", type=int)
+    g.add_argument("--max-repo-bytes", type=_size, help="total size of the repository's source files")
+    g.add_argument("--max-file-bytes", type=_size, default=1_000_000, help="larger files are excluded (default 1M)")
+    g.add_argument("--max-file-lines", type=int, default=20_000)
+    f = p.add_argument_group("example filters")
+    f.add_argument("--min-tokens", type=int, default=3)
+    f.add_argument("--max-tokens", type=int, default=30)
+    f.add_argument("--min-prompt-lines", type=int, default=5)
+    f.add_argument("--no-dedup", action="store_true")
+    f.add_argument("--no-leakage-filter", action="store_true")
+    f.add_argument("--max-per-repo", type=int, help="sample at most N examples per repository (seeded)")
+    f.add_argument("--seed", type=int, default=0)
+    r = p.add_argument_group("cross-file context retrieval")
+    r.add_argument("--retrievers", default="bm25", help="comma list of bm25,jaccard,dense or 'none' (default bm25)")
+    r.add_argument("--top-k", type=int, default=5)
+    r.add_argument("--window", type=int, default=10, help="non-empty lines per chunk")
+    r.add_argument("--stride", type=int, help="sliding-window stride (default: non-overlapping)")
+    r.add_argument("--dense-model", help="local path of an embedding model for the dense retriever")
+    r.add_argument("--next-chunk", action="store_true", help="also return the chunk that follows each hit")
+    x = p.add_argument_group("execution")
+    x.add_argument("--workers", type=int, help="parallel repositories (default: all cores)")
+    x.add_argument("--executor", type=ExecutorKind, choices=list(ExecutorKind), default=ExecutorKind.LOCAL)
+    x.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local one)")
+    x.add_argument("--backend", type=Backend, choices=list(Backend), default=Backend.LOCAL,
+                   help="run toolchains locally or in the containers/ images")
+    x.add_argument("--timeout", type=float, default=900.0, help="seconds per whole-tree toolchain run")
+    x.add_argument("--force", action="store_true", help="rebuild finished repositories (default: resume)")
+    x.add_argument("--resume", action="store_true", help="skip repositories finished earlier (the default)")
+    x.add_argument("--format", default="jsonl", help="comma list of jsonl,hf,parquet")
+    x.add_argument("--push-to-hub", metavar="REPO", help="push the HF dataset to the hub (needs a token)")
+    x.add_argument("--no-card", action="store_true", help="do not write the dataset card DIR/README.md")
+    x.add_argument("--quiet", "-q", action="store_true")
+
+
+def config_from_args(args: argparse.Namespace):
+    from benchsmith.builders.cceval.build import BuildConfig
+    from benchsmith.builders.cceval.filters import ExampleFilterConfig
+    from benchsmith.files import FileLimits
+    from benchsmith.sources import RepoFilterConfig, read_specs
+
+    specs = read_specs(args.repo, args.repos_file)
+    if not specs:
+        raise SystemExit("build cceval: give at least one --repo or a --repos-file")
+    retrievers = () if args.retrievers.strip().lower() == "none" else tuple(
+        r.strip() for r in args.retrievers.split(",") if r.strip())
+    retrieval = {"top_k": args.top_k, "window": args.window, "stride": args.stride,
+                 "return_next_chunk": args.next_chunk, "dense_model": args.dense_model}
+    return BuildConfig(
+        language=args.lang,
+        output=args.output,
+        repos=specs,
+        repo_filters=RepoFilterConfig(args.permissive_license, args.created_after, args.min_files, args.max_files,
+                                      args.max_repo_bytes),
+        file_limits=FileLimits(max_bytes=args.max_file_bytes, max_lines=args.max_file_lines),
+        example_filters=ExampleFilterConfig(args.min_tokens, args.max_tokens, args.min_prompt_lines,
+                                            not args.no_dedup, not args.no_leakage_filter),
+        backend=args.backend,
+        timeout=args.timeout,
+        retrievers=retrievers,
+        retrieval=retrieval,
+        max_per_repo=args.max_per_repo,
+        seed=args.seed,
+        workers=args.workers,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        force=args.force,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchsmith.builders.cceval.build import build, print_summary
+
+    config = config_from_args(args)
+    summary = build(config, progress=not args.quiet)
+    formats = {f.strip() for f in args.format.split(",") if f.strip()}
+    if formats - {"jsonl"} or args.push_to_hub:
+        from benchsmith.builders.cceval.writers import write_outputs
+
+        write_outputs(args.output, formats=formats, push_to_hub=args.push_to_hub)
+    if not args.no_card:
+        from benchsmith.builders.cceval.card import write_card
+
+        write_card(args.output, command=["build-ccEval", *sys.argv[1:]] if sys.argv else [],
+                   tool_versions=summary.stats.get("tool_versions", {}))
+    if not args.quiet:
+        print_summary(summary)
+    return 0

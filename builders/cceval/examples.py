@@ -1,0 +1,220 @@
+"""Cut cross-file references into CrossCodeEval examples.
+
+The imagined cursor sits right before the name that became unresolved; the groundtruth runs from there to the end
+of the statement, as CrossCodeEval cuts it:
+- Python: the end of the logical line (brackets, backslash continuations and multi-line strings followed), or
+  the end of the simple statement when ``;`` separates several on one line; a trailing comment is not included.
+- brace languages: through the first ``;``, ``{`` or ``}`` token after the cursor, possibly over several lines.
+Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment never ends a statement.
+``prompt + groundtruth + right_context`` is the file's text, always.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Iterator
+
+from benchsmith.analyzers.base import Analyzer
+from benchsmith.files import SourceFile
+from benchsmith.pipeline import Step
+from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Reason, Stage
+
+_OPEN = {"(", "[", "{"}
+_CLOSE = {")", "]", "}"}
+# Template-string interpolation braces are not statement punctuation.
+_INTERPOLATION_PARENTS = {"template_substitution", "interpolation", "string_interpolation",
+                          "interpolated_string_expression", "interpolation_brace"}
+
+
+@lru_cache(maxsize=None)
+def _parser(language_obj_key: tuple[str, str]):
+    from tree_sitter import Language, Parser
+    import importlib
+
+    module, func = language_obj_key
+    return Parser(Language(getattr(importlib.import_module(module), func)()))
+
+
+def parser_for(analyzer: type[Analyzer] | Analyzer, path: str = ""):
+    cls = analyzer if isinstance(analyzer, type) else type(analyzer)
+    chooser = getattr(cls, "grammar_for", None)
+    func = chooser(path) if chooser else cls.grammar_function
+    return _parser((cls.grammar_module, func))
+
+
+class TextIndex:
+    """Conversions between (line, char column), char offsets and UTF-8 byte offsets of one text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.data = text.encode("utf-8")
+        self.line_starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self.line_starts.append(i + 1)
+        self._ascii = len(self.data) == len(text)
+
+    def offset(self, line: int, column: int) -> int | None:
+        if not (0 <= line < len(self.line_starts)):
+            return None
+        off = self.line_starts[line] + column
+        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
+        return off if off <= end else None
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def to_byte(self, offset: int) -> int:
+        return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
+
+    def to_char(self, byte: int) -> int:
+        return byte if self._ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
+
+
+def _leaves_from(node, start_byte: int) -> Iterator:
+    """Leaves (tokens, comments included) of ``node`` that start at or after ``start_byte``, in order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.end_byte <= start_byte and n.end_byte != n.start_byte:
+            continue
+        if n.child_count == 0:
+            if n.start_byte >= start_byte:
+                yield n
+            continue
+        stack.extend(reversed(n.children))
+
+
+def _is_comment(node) -> bool:
+    return "comment" in node.type
+
+
+@dataclass
+class Cut:
+    end_byte: int
+    tokens: int
+
+
+_STRING_PARTS = {"string_content", "string_end", "escape_sequence", "string_fragment", "line_continuation",
+                 "escape_interpolation"}
+
+
+def _counts(leaf) -> bool:
+    """A lexical token of the groundtruth: a string counts once (its start), comments not at all."""
+    return not _is_comment(leaf) and leaf.type not in _STRING_PARTS
+
+
+def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[str] | None) -> Cut | None:
+    """Where the statement containing ``cursor_byte`` ends (exclusive byte offset) and how many tokens it spans."""
+    tokens = 0
+    if terminators is not None:
+        for leaf in _leaves_from(tree.root_node, cursor_byte):
+            tokens += _counts(leaf)
+            parent = leaf.parent
+            if leaf.type in terminators and not (parent is not None and parent.type in _INTERPOLATION_PARENTS):
+                return Cut(leaf.end_byte, tokens)
+        return None
+    # Python: the logical line.  A newline ends it unless inside brackets or after a backslash continuation.
+    depth = 0
+    prev = None
+    for leaf in _leaves_from(tree.root_node, cursor_byte):
+        if prev is not None and depth == 0 and leaf.start_point[0] > prev.end_point[0]:
+            between = data[prev.end_byte : leaf.start_byte]
+            if b"\\\n" not in between and b"\\\r\n" not in between:
+                break
+        if depth == 0 and (leaf.type == ";" or _is_comment(leaf)):
+            break
+        in_interp = leaf.parent is not None and leaf.parent.type in _INTERPOLATION_PARENTS
+        if leaf.type in _OPEN and not in_interp:
+            depth += 1
+        elif leaf.type in _CLOSE and not in_interp:
+            depth = max(0, depth - 1)
+        tokens += _counts(leaf)
+        if leaf.type != "line_continuation":
+            prev = leaf
+        elif prev is not None:
+            prev = leaf  # its end point is on the next line, so the continued line does not end here
+    if prev is None:
+        return None
+    end = prev.end_byte
+    if prev.type == "line_continuation":  # never end a groundtruth on a dangling backslash
+        return None
+    return Cut(end, tokens)
+
+
+def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:
+    """Stable across runs and independent of which other examples survive the filters."""
+    return f"project_cc_{language}/{repository}/{file}:{line + 1}:{column + 1}"
+
+
+class ExampleCutter(Step[CrossFileRef]):
+    """Refs of one repository -> examples (one per statement: the first cursor wins)."""
+
+    stage = Stage.EXAMPLE_BUILDER
+
+    def __init__(self, analyzer: Analyzer, files: dict[str, SourceFile], repository: str, commit: str | None = None,
+                 counter=None) -> None:
+        super().__init__(counter)
+        self.analyzer = analyzer
+        self.files = files
+        self.repository = repository
+        self.commit = commit
+
+    def run(self, refs: Iterable[CrossFileRef]) -> Iterator[CompletionExample]:
+        by_file: dict[str, list[CrossFileRef]] = {}
+        for ref in refs:
+            by_file.setdefault(ref.file, []).append(ref)
+        lang = self.analyzer.language
+        for path in sorted(by_file):
+            src = self.files.get(path)
+            file_refs = sorted(by_file[path], key=lambda r: (r.line, r.column))
+            if src is None:
+                for r in file_refs:
+                    self.drop(make_task_id(lang, self.repository, path, r.line, r.column), Reason.CURSOR_NOT_FOUND,
+                              "file not in snapshot", self.repository)
+                continue
+            idx = TextIndex(src.text)
+            tree = parser_for(self.analyzer, path).parse(idx.data)
+            covered_until = -1  # char offset where the previous example's groundtruth ends
+            for r in file_refs:
+                tid = make_task_id(lang, self.repository, path, r.line, r.column)
+                cursor = idx.offset(r.line, r.column)
+                if cursor is None or not src.text.startswith(r.symbol, cursor):
+                    self.drop(tid, Reason.CURSOR_NOT_FOUND, f"{r.symbol!r} not at {r.line + 1}:{r.column + 1}",
+                              self.repository)
+                    continue
+                if cursor < covered_until:
+                    self.drop(tid, Reason.SAME_STATEMENT, "another reference earlier in the same statement",
+                              self.repository)
+                    continue
+                cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators)
+                if cut is None:
+                    self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
+                    continue
+                end = idx.to_char(cut.end_byte)
+                if end <= cursor:
+                    self.drop(tid, Reason.CURSOR_NOT_FOUND, "empty groundtruth", self.repository)
+                    continue
+                covered_until = end
+                end_line = idx.line_of(max(cursor, end - 1))
+                yield CompletionExample(
+                    prompt=src.text[:cursor],
+                    groundtruth=src.text[cursor:end],
+                    right_context=src.text[end:],
+                    metadata=ExampleMetadata(
+                        task_id=tid,
+                        repository=self.repository,
+                        file=path,
+                        context_start_lineno=0,
+                        groundtruth_start_lineno=r.line,
+                        right_context_start_lineno=end_line + 1,
+                        language=lang,
+                        symbol=r.symbol,
+                        defining_file=r.defining_file,
+                        diagnostic=r.diagnostic,
+                        commit=self.commit,
+                        groundtruth_tokens=cut.tokens,
+                    ),
+                )
