@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Iterable, Sequence
 
@@ -104,7 +104,6 @@ class ExampleScore:
     id_f1: float | int
     pred_postprocessed: str = ""  # statement-truncated prediction before comment removal (diagnostic)
     sample: int = 0  # index of this sample among the task's predictions (file order)
-    extra: dict = field(default_factory=dict)
 
     def detailed(self, with_sample: bool) -> dict:
         row = {

@@ -75,7 +75,7 @@ _STATEMENT_PARENTS = frozenset(
 class Processed:
     text: str  # kept completion with comments removed
     before_comments: str  # kept completion (diagnostic)
-    identifiers: list[str]
+    identifiers: tuple[str, ...]  # a tuple: Processed objects are cached and shared
 
 
 @functools.lru_cache(maxsize=None)
@@ -233,6 +233,7 @@ def _identifiers(text_b: bytes, root, c: int, end: int, language: Language) -> l
     return out
 
 
+@functools.lru_cache(maxsize=2048)  # repeated samples and the shared groundtruth of a task's samples
 def process(prompt: str, completion: str, language: Language, truncate: bool) -> Processed:
     prompt_b = prompt.encode("utf-8", _ENC)
     comp_b = completion.encode("utf-8", _ENC)
@@ -257,7 +258,7 @@ def process(prompt: str, completion: str, language: Language, truncate: bool) ->
     if truncate:
         kept = kept.rstrip()
         cleaned = cleaned.rstrip()
-    return Processed(cleaned.decode("utf-8", _ENC), kept.decode("utf-8", _ENC), ids)
+    return Processed(cleaned.decode("utf-8", _ENC), kept.decode("utf-8", _ENC), tuple(ids))
 
 
 def edit_similarity(pred: str, target: str) -> float:
@@ -274,8 +275,8 @@ def score_example(task_id: str, prompt: str, groundtruth: str, pred: str, langua
         task_id=task_id,
         pred=p.text,
         target=t.text,
-        pred_ids=p.identifiers,
-        target_ids=t.identifiers,
+        pred_ids=list(p.identifiers),
+        target_ids=list(t.identifiers),
         em=exact_match(p.text, t.text),
         es=edit_similarity(p.text, t.text),
         id_em=id_em,

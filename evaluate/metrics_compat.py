@@ -120,6 +120,8 @@ def _python_cutter() -> PythonStatementCutter:
     return PythonStatementCutter()
 
 
+# Several samples of one task often repeat a completion; the statement cut is the only expensive step.
+@functools.lru_cache(maxsize=2048)
 def postprocess_code_lines(prompt: str, completion: str, language: Language) -> str:
     if language is Language.PYTHON:
         return _python_cutter().cut(prompt, completion)

@@ -64,6 +64,15 @@ def _fail(path: Path, line: int, msg: str) -> ScoreInputError:
     return ScoreInputError(f"{path}:{line}: {msg}")
 
 
+def _check_text(path: Path, line: int, task_id: str, field: str, text: str) -> None:
+    # JSON allows lone surrogates (\ud800) but they are not text: no parser or UTF-8 output file takes them.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(path, line, f"task {task_id!r}: {field!r} holds an unpaired surrogate at character "
+                    f"{exc.start}; fix the producer's UTF-8 handling") from None
+
+
 def load_tasks(path: Path, language: str | None) -> list[Task]:
     fallback: Language | None = None
     if language:
@@ -96,6 +105,7 @@ def load_tasks(path: Path, language: str | None) -> list[Task]:
             for field in ("prompt", "groundtruth"):
                 if not isinstance(rec.get(field), str):
                     raise _fail(path, lineno, f"task {task_id!r}: field {field!r} missing or not a string")
+                _check_text(path, lineno, task_id, field, rec[field])
             if task_id in seen:
                 raise _fail(path, lineno, f"task {task_id!r} already defined on line {seen[task_id]}")
             seen[task_id] = lineno
@@ -148,6 +158,7 @@ def load_predictions(path: Path, tasks: list[Task]) -> dict[str, list[Prediction
                 raise _fail(path, lineno, f"task {task_id!r}: missing 'pred'")
             if not isinstance(rec["pred"], str):
                 raise _fail(path, lineno, f"task {task_id!r}: 'pred' must be a string, got {type(rec['pred']).__name__}")
+            _check_text(path, lineno, task_id, "pred", rec["pred"])
             if task_id not in known:
                 raise _fail(path, lineno, f"task {task_id!r} is not in the prompts file (extra id; wrong split?)")
             by_task.setdefault(task_id, []).append(Prediction(task_id, rec["pred"], lineno))

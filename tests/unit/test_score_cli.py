@@ -119,6 +119,7 @@ def test_language_from_option_and_metadata(tmp_path: Path, capsys) -> None:
         (['{"task_id": "py/0", "pred": null}', '{"task_id": "py/1", "pred": "y"}'], "p.jsonl:1: task 'py/0': 'pred' must be a string"),
         (['{"pred": "x"}'], "p.jsonl:1: missing 'task_id'"),
         (['["py/0", "x"]'], "p.jsonl:1: expected a JSON object"),
+        (['{"task_id": "py/0", "pred": "x"}', '{"task_id": "py/1", "pred": "a\\ud800b"}'], "p.jsonl:2: task 'py/1': 'pred' holds an unpaired surrogate"),
     ],
 )
 def test_malformed_predictions_name_line_and_id(tmp_path: Path, capsys, lines, expected) -> None:
