@@ -174,3 +174,11 @@ def test_empty_prediction_against_empty_target() -> None:
     c, d = both("x = 1  ", "# only a comment", "", PY)
     assert (c.em, c.es) == (1, 100.0)
     assert (d.em, d.es, d.id_f1) == (1, 100.0, 0)
+
+
+def test_python_statement_that_never_ends_falls_back_to_first_line() -> None:
+    # The bracket is never closed, so no line ends the statement: released keeps every line, we keep the
+    # first one (the unit of a CrossCodeEval groundtruth).
+    c, d = both("def f():\n    x = ", "g(a)", "g(\n        a,\n", PY)
+    assert c.pred == "g(\n        a,\n"
+    assert d.pred == "g("
