@@ -85,6 +85,22 @@ class Analyzer(abc.ABC):
         module = importlib.import_module(cls.grammar_module)
         return Language(getattr(module, cls.grammar_function)())
 
+    @classmethod
+    def grammar_for(cls, path: str) -> str:
+        """The grammar function for one file of this language; override when a language has several (TypeScript's
+        ``.tsx`` files need ``language_tsx``)."""
+        return cls.grammar_function
+
+    @classmethod
+    def ts_language_for(cls, path: str):
+        """The tree-sitter ``Language`` for one file (``grammar_for(path)``); default: ``ts_language()``."""
+        func = cls.grammar_for(path)
+        if func == cls.grammar_function:
+            return cls.ts_language()
+        from tree_sitter import Language
+
+        return Language(getattr(importlib.import_module(cls.grammar_module), func)())
+
     def container(self, mounts, workdir: str | None = None) -> ContainerSpec | None:
         if self.options.backend is Backend.LOCAL:
             return None
