@@ -94,19 +94,37 @@ class ExecResult:
         return self.verdict is Verdict.PASSED
 
 
+class LaunchMode(str, enum.Enum):
+    """How the local backend confines a program (the strongest one this machine allows is probed)."""
+
+    ROOT_FORKSERVER = "root_forkserver"  # as ROOT_NAMESPACES, but forked from a pristine zygote (no exec)
+    ROOT_NAMESPACES = "root_namespaces"  # netns + pid/mount ns (util-linux unshare) + throwaway uid (setpriv)
+    ROOT_UID = "root_uid"  # throwaway uid via setuid in the child; escaped processes killed by uid
+    USER_NAMESPACES = "user_namespaces"  # non-root: unshare --user --net --pid
+    PLAIN = "plain"  # rlimits, process group, temp dir only
+    CONTAINER = "container"  # the container backend
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @dataclass(frozen=True)
 class Isolation:
     """What the local backend could actually enforce on this machine (probed once per process)."""
 
     interpreter: str
+    mode: LaunchMode
     network_namespace: bool
+    pid_namespace: bool
     separate_uid: bool
     notes: tuple[str, ...] = ()
 
     def describe(self) -> str:
         parts = [
             f"interpreter {self.interpreter}",
+            f"mode {self.mode.value}",
             "network namespace" if self.network_namespace else "NO network namespace",
+            "pid namespace" if self.pid_namespace else "no pid namespace",
             "throwaway uid per run" if self.separate_uid else "same uid as the caller",
         ]
         return "; ".join(parts + list(self.notes))
@@ -117,7 +135,7 @@ class SandboxUnavailable(RuntimeError):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# child-side setup (runs between fork and exec: keep it to async-signal-tolerant calls on pre-resolved objects)
+# child-side setup (runs between fork and exec: only pre-resolved objects and plain system calls)
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
@@ -131,7 +149,7 @@ def _unshare(flags: int) -> None:
 @dataclass(frozen=True)
 class _ChildPlan:
     netns_flags: int  # 0 = no namespace
-    uid: int | None
+    uid: int | None  # setuid to this in the child (ROOT_UID mode)
     limits: Limits
     cpu_seconds: int | None = None
 
@@ -148,6 +166,32 @@ class _ChildPlan:
             os.setgroups([])
             os.setresgid(self.uid, self.uid, self.uid)
             os.setresuid(self.uid, self.uid, self.uid)
+
+
+_SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+_UNSHARE = shutil.which("unshare", path=_SYSTEM_PATH)
+_SETPRIV = shutil.which("setpriv", path=_SYSTEM_PATH)
+_SH = shutil.which("sh", path=_SYSTEM_PATH) or "/bin/sh"
+_TRUE = shutil.which("true", path=_SYSTEM_PATH) or "/bin/true"
+# PID 1 of a pid namespace ignores default-action signals (SIGXCPU ...); a shell as PID 1 keeps the program's
+# signal semantics, waits for it and returns its status (128+signal when killed).
+_SHIM = [_SH, "-c", '"$@"; exit $?', "sh"]
+
+
+def _command(iso: "Isolation", uid: int | None, argv: list[str]) -> tuple[list[str], int, int | None]:
+    """(argv to execute, unshare flags for the preexec, uid to setuid to in the preexec)."""
+    if iso.mode is LaunchMode.ROOT_NAMESPACES:
+        assert uid is not None and _UNSHARE and _SETPRIV
+        priv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
+        return ([_UNSHARE, "--pid", "--fork", "--kill-child", "--mount-proc", *_SHIM, *priv, *argv],
+                CLONE_NEWNET if iso.network_namespace else 0, None)
+    if iso.mode is LaunchMode.ROOT_UID:
+        return list(argv), CLONE_NEWNET if iso.network_namespace else 0, uid
+    if iso.mode is LaunchMode.USER_NAMESPACES:
+        assert _UNSHARE
+        return ([_UNSHARE, "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
+                 "--mount-proc", *_SHIM, *argv], 0, None)
+    return list(argv), 0, None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -198,7 +242,9 @@ class _UidLease:
 
 
 def _kill_uid(uid: int) -> None:
-    """SIGKILL every process owned by ``uid`` (kill(-1) from a helper that becomes that uid)."""
+    """SIGKILL every process owned by ``uid`` (kill(-1) from a helper that becomes that uid).
+
+    Needed only without a pid namespace: there, a child that called setsid() outlives the process group."""
 
     def become_and_kill() -> None:
         os.setgroups([])
@@ -217,9 +263,6 @@ def _kill_uid(uid: int) -> None:
         )
     except (OSError, subprocess.SubprocessError):  # pragma: no cover - /bin/true vanished
         pass
-
-
-_TRUE = shutil.which("true", path="/usr/bin:/bin") or "/bin/true"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -241,67 +284,349 @@ def _candidate_interpreters(preferred: str | None) -> list[str]:
     return out
 
 
-_PROBE_PROGRAM = "import socket, sys; print(sys.version_info[0], sys.version_info[1], [n for _, n in socket.if_nameindex()])"
+_PROBE_PROGRAM = (
+    # fractions: a stdlib module nobody imported yet, so the sandboxed uid must be able to read the stdlib
+    "import fractions, json, os, socket, sys; print(json.dumps({'ifaces': sorted(n for _, n in socket.if_nameindex()), "
+    "'pid': os.getpid(), 'uid': os.getuid(), 'version': sys.version, 'prefix': sys.prefix}))"
+)
 
 
-def probe_isolation(python: str | None = None) -> Isolation:
-    """Find an interpreter the sandboxed user can execute and which namespaces the kernel grants us."""
-    key = python or ""
+def _modes_to_try(forkserver: bool = True) -> list[tuple[LaunchMode, bool]]:
+    if os.geteuid() == 0:
+        out = [(LaunchMode.ROOT_FORKSERVER, True)] if forkserver else []
+        if _UNSHARE and _SETPRIV:
+            out.append((LaunchMode.ROOT_NAMESPACES, True))
+        out += [(LaunchMode.ROOT_UID, True), (LaunchMode.ROOT_UID, False)]
+        return out
+    out = [(LaunchMode.USER_NAMESPACES, True)] if _UNSHARE else []
+    out += [(LaunchMode.PLAIN, True), (LaunchMode.PLAIN, False)]
+    return out
+
+
+def probe_isolation(python: str | None = None, forkserver: bool = True) -> Isolation:
+    """Find an interpreter the sandboxed user can execute and the strongest confinement the kernel grants us."""
+    import json
+
+    key = f"{python or ''}|{forkserver}"
     with _PROBE_LOCK:
         if key in _PROBED:
             return _PROBED[key]
-        is_root = os.geteuid() == 0
-        notes: list[str] = []
-        netns_options = [CLONE_NEWNET] if is_root else [CLONE_NEWUSER | CLONE_NEWNET]
-        netns_options.append(0)
         failures: list[str] = []
         for interp in _candidate_interpreters(python):
-            for flags in netns_options:
-                res = _probe_once(interp, flags, is_root)
-                if res is None:
-                    failures.append(f"{interp} (netns={'yes' if flags else 'no'}): could not start")
+            own = _own_view(interp)
+            if own is None:
+                failures.append(f"{interp}: does not run even unconfined")
+                continue
+            for mode, netns in _modes_to_try(forkserver):
+                iso = Isolation(interpreter=interp, mode=mode, network_namespace=netns,
+                                pid_namespace=mode in (LaunchMode.ROOT_FORKSERVER, LaunchMode.ROOT_NAMESPACES,
+                                                       LaunchMode.USER_NAMESPACES),
+                                separate_uid=mode in (LaunchMode.ROOT_FORKSERVER, LaunchMode.ROOT_NAMESPACES,
+                                                      LaunchMode.ROOT_UID))
+                res = _probe_once(iso)
+                label = f"{interp} [{mode.value}, netns={'yes' if netns else 'no'}]"
+                if isinstance(res, str):
+                    failures.append(f"{label}: {res}")
                     continue
                 if res.returncode != 0:
-                    failures.append(f"{interp} (netns={'yes' if flags else 'no'}): {res.stderr.strip()[-300:]}")
+                    failures.append(f"{label}: exit {res.returncode}: {res.stderr.strip()[-300:]}")
                     continue
-                names = res.stdout.strip()
-                has_netns = bool(flags) and "'lo']" in names and names.count("'") == 2
-                if flags and not has_netns:
-                    notes.append(f"namespace probe saw interfaces {names}")
-                if not has_netns:
-                    notes.append(
-                        "the kernel refused a new network namespace: sandboxed programs can use the network"
-                    )
+                try:
+                    facts = json.loads(res.stdout)
+                except ValueError:
+                    failures.append(f"{label}: unreadable probe output {res.stdout[:200]!r}")
+                    continue
+                if netns and facts["ifaces"] != ["lo"]:
+                    failures.append(f"{label}: still sees interfaces {facts['ifaces']}")
+                    continue
+                if iso.pid_namespace and facts["pid"] > 5:
+                    failures.append(f"{label}: pid {facts['pid']} is not in a fresh pid namespace")
+                    continue
+                if iso.separate_uid and facts["uid"] < UID_BASE:
+                    failures.append(f"{label}: still runs as uid {facts['uid']}")
+                    continue
+                if (facts["version"], facts["prefix"]) != own:
+                    # e.g. a venv under a 0700 home: the binary starts but cannot read its own stdlib/libpython
+                    # and silently falls back to another installation's; use an interpreter it can fully read
+                    failures.append(f"{label}: sees a different installation ({facts['prefix']}) than ours")
+                    break
+                notes = []
+                if not netns:
+                    notes.append("the kernel refused a network namespace: sandboxed programs can use the network")
                     warnings.warn("benchsmith sandbox: no network namespace available; programs are NOT cut off "
-                                  "from the network", RuntimeWarning, stacklevel=3)
-                if not is_root:
-                    notes.append("not root: programs run as our own uid, so they can read/delete files we can "
-                                 "and signal our processes; run as root or use --backend container")
-                iso = Isolation(interpreter=interp, network_namespace=has_netns, separate_uid=is_root,
+                                  "from the network (" + " | ".join(failures)[-500:] + ")",
+                                  RuntimeWarning, stacklevel=3)
+                if res.extra.get("readonly_failures"):
+                    notes.append("could not make read-only: " + ", ".join(res.extra["readonly_failures"]))
+                if mode is LaunchMode.ROOT_FORKSERVER:
+                    notes.append("read-only file systems; private tmpfs /tmp and /dev/shm")
+                if not iso.separate_uid:
+                    notes.append("not root: programs run as our own uid, so they can read/delete files we can; "
+                                 "run as root or use --backend container for that")
+                iso = Isolation(interpreter=interp, mode=mode, network_namespace=netns,
+                                pid_namespace=iso.pid_namespace, separate_uid=iso.separate_uid,
                                 notes=tuple(notes))
                 _PROBED[key] = iso
                 return iso
         raise SandboxUnavailable("no Python interpreter runs in the sandbox: " + " | ".join(failures))
 
 
-def _probe_once(interp: str, flags: int, is_root: bool) -> runner.RunResult | None:
+def _own_view(interp: str) -> tuple[str, str] | None:
+    """(sys.version, sys.prefix) of ``interp`` run as ourselves, to compare with what the sandboxed user gets."""
+    import json
+
+    try:
+        res = runner.run([interp, "-s", "-B", "-c", "import json, sys; print(json.dumps([sys.version, sys.prefix]))"],
+                         inherit_env=False, timeout=30, output_cap=64 * 1024)
+        version, prefix = json.loads(res.stdout)
+        return version, prefix
+    except (OSError, ValueError, runner.ToolMissing):
+        return None
+
+
+def _probe_once(iso: Isolation) -> runner.RunResult | str:
+    if iso.mode is LaunchMode.ROOT_FORKSERVER:
+        zygote = None
+        try:
+            zygote = _Zygote(iso.interpreter, iso.network_namespace)
+            with _UidLease() as lease:
+                res = zygote.run(_zygote_request(lease.uid, Limits(address_space=1024 * MIB), None),
+                                 _PROBE_PROGRAM, timeout=20, output_cap=64 * 1024)
+            res.extra["readonly_failures"] = zygote.readonly_failures
+            return res
+        except (OSError, ValueError, subprocess.SubprocessError, _ZygoteDied) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            if zygote is not None:
+                zygote.close()
     with tempfile.TemporaryDirectory(prefix="bs-sbx-probe-") as tmp:
-        lease = _UidLease() if is_root else None
+        lease = _UidLease() if iso.separate_uid else None
         try:
             if lease is not None:
                 lease.__enter__()
                 os.chown(tmp, lease.uid, lease.uid)
-            plan = _ChildPlan(netns_flags=flags, uid=lease.uid if lease else None,
-                              limits=Limits(cpu_seconds=10, address_space=1024 * MIB))
-            return runner.run([interp, "-s", "-B", "-c", _PROBE_PROGRAM], cwd=tmp, env=_child_env(tmp),
-                              inherit_env=False, timeout=20, output_cap=64 * 1024, preexec=plan)
-        except (OSError, subprocess.SubprocessError, runner.ToolMissing):
-            return None
+            uid = lease.uid if lease is not None else None
+            netns = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+            argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "-c", _PROBE_PROGRAM])
+            if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
+                flags = netns
+            plan = _ChildPlan(netns_flags=flags, uid=setuid, limits=Limits(address_space=1024 * MIB))
+            return runner.run(argv, cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=20,
+                              output_cap=64 * 1024, preexec=plan)
+        except (OSError, subprocess.SubprocessError, runner.ToolMissing) as exc:
+            return f"{type(exc).__name__}: {exc}"
         finally:
             if lease is not None:
-                if lease.uid is not None:
+                if lease.uid is not None and iso.mode is LaunchMode.ROOT_UID:
                     _kill_uid(lease.uid)
                 lease.__exit__(None, None, None)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# fork server
+
+
+class _ZygoteDied(RuntimeError):
+    pass
+
+
+_ZYGOTE_SOURCE = (Path(__file__).with_name("sandbox_zygote.py")).read_text(encoding="utf-8")
+
+
+def _zygote_request(uid: int | None, limits: Limits, cpu: int | None) -> dict:
+    return {
+        "script": "program.py", "uid": uid, "env": _child_env("/nonexistent"),  # HOME/TMPDIR set by the server
+        "cpu": cpu,
+        "as": limits.address_space, "fsize": limits.file_size, "nofile": limits.open_files,
+        "nproc": limits.processes,
+    }
+
+
+class _Zygote:
+    """Our end of one fork server (``sandbox_zygote.py``): one request at a time."""
+
+    def __init__(self, interpreter: str, netns: bool = True, private_fs: bool = True, scratch_mb: int = 64) -> None:
+        import socket
+
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            env = _child_env("/")
+            self.proc = subprocess.Popen(
+                [interpreter, "-S", "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()),
+                 "1" if netns else "0", "1" if private_fs else "0", str(int(scratch_mb))],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=env, cwd="/", start_new_session=True,
+            )
+        finally:
+            theirs.close()
+        self.sock = ours
+        try:
+            hello = self._recv(30)
+        except (OSError, ValueError, _ZygoteDied) as exc:
+            self.close()
+            raise _ZygoteDied(f"fork server did not start: {exc}") from exc
+        if not hello.get("ready"):
+            self.close()
+            raise _ZygoteDied(f"fork server did not start: {hello.get('error', hello)}")
+        self.readonly_failures: list[str] = list(hello.get("readonly_failures", []))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _recv(self, timeout: float | None) -> dict:
+        import json
+
+        self.sock.settimeout(timeout)
+        data = self.sock.recv(1 << 16)
+        if not data:
+            raise _ZygoteDied(f"fork server exited (status {self.proc.poll()})")
+        return json.loads(data)
+
+    def run(self, request: dict, program: str, timeout: float, output_cap: int) -> runner.RunResult:
+        """One program; output pipes and the control socket are multiplexed in the calling thread."""
+        import array
+        import json
+        import selectors
+        import socket
+
+        src = os.memfd_create("program.py", os.MFD_CLOEXEC)
+        try:
+            data = program.encode("utf-8", errors="surrogatepass")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(src, view):]
+            os.lseek(src, 0, os.SEEK_SET)
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            try:
+                self.sock.settimeout(30)
+                self.sock.sendmsg([json.dumps(request).encode()],
+                                  [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [out_w, err_w, src]))])
+            except OSError as exc:
+                os.close(out_r)
+                os.close(err_r)
+                raise _ZygoteDied(f"fork server unreachable: {exc}") from exc
+            finally:
+                os.close(out_w)
+                os.close(err_w)
+        finally:
+            os.close(src)
+        start = time.monotonic()
+        sel = selectors.DefaultSelector()
+        try:
+            reply = self._recv(30)
+            if "pid" not in reply:
+                raise _ZygoteDied(f"fork server refused the request: {reply}")
+            chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+            sizes = {out_r: 0, err_r: 0}
+            truncated = killed = timed_out = False
+            status: int | None = None
+
+            def kill() -> None:
+                nonlocal killed
+                if not killed:
+                    killed = True
+                    try:  # the server kills the program's session and everything else in its pid namespace
+                        self.sock.send(b'{"kill": 1}')
+                    except OSError:
+                        pass
+
+            self.sock.setblocking(False)
+            sel.register(out_r, selectors.EVENT_READ)
+            sel.register(err_r, selectors.EVENT_READ)
+            sel.register(self.sock, selectors.EVENT_READ)
+            deadline = start + timeout
+            open_pipes = 2
+            while open_pipes or status is None:
+                if status is None and not timed_out:
+                    wait = deadline - time.monotonic()
+                    if wait <= 0:
+                        timed_out = True
+                        kill()
+                        deadline = time.monotonic() + 30  # grace for the server to reap and report
+                        continue
+                else:
+                    wait = deadline - time.monotonic()
+                    if wait <= 0:
+                        raise _ZygoteDied("fork server did not report a killed program's status")
+                for key, _ in sel.select(wait):
+                    fd = key.fd
+                    if key.fileobj is self.sock:
+                        data = self.sock.recv(1 << 16)
+                        if not data:
+                            raise _ZygoteDied(f"fork server exited (status {self.proc.poll()})")
+                        status = int(json.loads(data)["status"])
+                        sel.unregister(self.sock)
+                        continue
+                    data = os.read(fd, 65536)
+                    if not data:
+                        sel.unregister(fd)
+                        open_pipes -= 1
+                        continue
+                    room = output_cap - sizes[fd]
+                    if room > 0:
+                        chunks[fd].append(data[:room])
+                        sizes[fd] += min(room, len(data))
+                    if len(data) > room:
+                        truncated = True
+                        kill()  # keep draining until the pipes close
+        finally:
+            sel.close()
+            self.sock.setblocking(True)
+            os.close(out_r)
+            os.close(err_r)
+        rc = os.waitstatus_to_exitcode(status)
+        return runner.RunResult(
+            argv=["<fork server>", request["script"]],
+            returncode=None if timed_out else rc,
+            stdout=b"".join(chunks[out_r]).decode("utf-8", errors="replace"),
+            stderr=b"".join(chunks[err_r]).decode("utf-8", errors="replace"),
+            timed_out=timed_out,
+            truncated=truncated,
+            duration=time.monotonic() - start,
+            extra={"killed": killed},
+        )
+
+    def close(self) -> None:
+        try:
+            self.sock.close()  # EOF ends the server
+        finally:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class _ZygotePool:
+    def __init__(self, interpreter: str, netns: bool, scratch_mb: int) -> None:
+        self.interpreter = interpreter
+        self.netns = netns
+        self.scratch_mb = scratch_mb
+        self._idle: list[_Zygote] = []
+        self._lock = threading.Lock()
+
+    def acquire(self) -> _Zygote:
+        with self._lock:
+            while self._idle:
+                z = self._idle.pop()
+                if z.alive():
+                    return z
+                z.close()
+        return _Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb)
+
+    def release(self, zygote: _Zygote, healthy: bool) -> None:
+        if not healthy or not zygote.alive():
+            zygote.close()
+            return
+        with self._lock:
+            self._idle.append(zygote)
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for z in idle:
+            z.close()
 
 
 def _child_env(home: str) -> dict[str, str]:
@@ -343,10 +668,12 @@ class Sandbox:
         workers: int | None = None,
         *,
         file_size_mb: int = 16,
+        scratch_mb: int = 64,
         open_files: int = 256,
         python: str | None = None,
         image: str | None = None,
         engine: str | None = None,
+        forkserver: bool = True,
     ) -> None:
         self.backend = SandboxBackend(backend)
         if timeout <= 0:
@@ -357,20 +684,42 @@ class Sandbox:
         self.output_cap = int(output_cap)
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.file_size_mb = int(file_size_mb)
+        self.scratch_mb = int(scratch_mb)
         self.open_files = int(open_files)
         self.python = python
         self._image = image
         self._engine = Backend(engine) if engine else None
+        self.forkserver = forkserver
         self._isolation: Isolation | None = None
+        self._zygotes: _ZygotePool | None = None
+        self._zygote_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the fork servers (they also stop by themselves when this process exits)."""
+        if self._zygotes is not None:
+            self._zygotes.close()
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:
+            pass
 
     # -- introspection -----------------------------------------------------------------------------------------
     @property
     def isolation(self) -> Isolation:
         if self.backend is SandboxBackend.CONTAINER:
-            return Isolation(interpreter=f"python in {self.image}", network_namespace=True, separate_uid=True,
-                             notes=("container: --network none, read-only root, --user 65534",))
+            return Isolation(interpreter=f"python in {self.image}", mode=LaunchMode.CONTAINER,
+                             network_namespace=True, pid_namespace=True, separate_uid=True,
+                             notes=("--network none, read-only root, --user 65534, --cap-drop ALL",))
         if self._isolation is None:
-            self._isolation = probe_isolation(self.python)
+            self._isolation = probe_isolation(self.python, self.forkserver)
         return self._isolation
 
     @property
@@ -442,15 +791,38 @@ class Sandbox:
         return Limits(
             address_space=self.memory_mb * MIB,
             file_size=self.file_size_mb * MIB,
-            processes=self.max_processes if os.geteuid() == 0 else None,
+            # RLIMIT_NPROC counts every process of the uid: meaningful only with a throwaway uid
+            processes=self.max_processes if self.isolation.separate_uid else None,
             open_files=self.open_files,
         )
 
+    def _run_forkserver(self, program: str, timeout: float) -> ExecResult:
+        iso = self.isolation
+        with self._zygote_lock:
+            if self._zygotes is None:
+                self._zygotes = _ZygotePool(iso.interpreter, iso.network_namespace, self.scratch_mb)
+        pool = self._zygotes
+        with _UidLease() as lease:
+            request = _zygote_request(lease.uid, self._limits(timeout), max(1, math.ceil(timeout)) + 1)
+            for attempt in (1, 2):  # a fork server that died is replaced once
+                zygote = pool.acquire()
+                try:
+                    res = zygote.run(request, program, timeout, self.output_cap)
+                except _ZygoteDied as exc:
+                    pool.release(zygote, healthy=False)
+                    if attempt == 2:
+                        return ExecResult(Verdict.ERROR, None, "", "", 0.0, detail=str(exc))
+                    continue
+                pool.release(zygote, healthy=True)
+                return _verdict(res)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def _run_local(self, program: str, timeout: float) -> ExecResult:
         iso = self.isolation
-        is_root = os.geteuid() == 0
+        if iso.mode is LaunchMode.ROOT_FORKSERVER:
+            return self._run_forkserver(program, timeout)
         tmp = tempfile.mkdtemp(prefix="bs-sbx-")
-        lease = _UidLease() if is_root else None
+        lease = _UidLease() if iso.separate_uid else None
         try:
             if lease is not None:
                 lease.__enter__()
@@ -461,16 +833,17 @@ class Sandbox:
                 os.chown(tmp, uid, uid)
                 os.chown(path, uid, uid)
             os.chmod(tmp, 0o700)
-            netns = 0
-            if iso.network_namespace:
-                netns = CLONE_NEWNET if is_root else CLONE_NEWUSER | CLONE_NEWNET
-            plan = _ChildPlan(netns_flags=netns, uid=uid, limits=self._limits(timeout),
+            argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "program.py"])
+            if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
+                flags = CLONE_NEWUSER | CLONE_NEWNET
+            plan = _ChildPlan(netns_flags=flags, uid=setuid, limits=self._limits(timeout),
                               cpu_seconds=max(1, math.ceil(timeout)) + 1)
+            kill_after = uid is not None and not iso.pid_namespace
             res = runner.run(
-                [iso.interpreter, "-s", "-B", "program.py"],
-                cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=timeout, output_cap=self.output_cap,
+                argv, cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=timeout, output_cap=self.output_cap,
                 preexec=plan, kill_on_output_cap=True,
-                after_exit=(lambda: _kill_uid(uid)) if uid is not None else None,
+                # without a pid namespace, children that left the process group are found by their uid
+                after_exit=(lambda: _kill_uid(uid)) if kill_after else None,
             )
             return _verdict(res)
         finally:
@@ -507,16 +880,18 @@ class Sandbox:
                 # killing the engine client does not stop the container; remove it by name
                 after_exit=lambda: runner.run([engine.value, "rm", "-f", name], timeout=60, output_cap=4096),
             )
-            return _verdict(res)
+            return _verdict(res, oom_on_sigkill=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _verdict(res: runner.RunResult) -> ExecResult:
+def _verdict(res: runner.RunResult, oom_on_sigkill: bool = False) -> ExecResult:
     rc = res.returncode
     tail = res.stderr[-2000:]
     if res.timed_out:
         verdict, detail = Verdict.TIMEOUT, "wall-clock timeout"
+    elif rc == 125 and "sandbox setup failed" in tail:
+        verdict, detail = Verdict.ERROR, _last_line(tail)
     elif rc == 0:
         verdict, detail = Verdict.PASSED, ""
     elif res.truncated:
@@ -525,8 +900,10 @@ def _verdict(res: runner.RunResult) -> ExecResult:
         verdict, detail = Verdict.TIMEOUT, "CPU time limit"
     elif rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in tail:
         verdict, detail = Verdict.OUTPUT_LIMIT, "file size limit"
-    elif "MemoryError" in tail or "Cannot allocate memory" in tail or rc == 137:
+    elif "MemoryError" in tail or "Cannot allocate memory" in tail:
         verdict, detail = Verdict.MEMORY, "memory limit"
+    elif oom_on_sigkill and rc in (-signal.SIGKILL, 128 + signal.SIGKILL):
+        verdict, detail = Verdict.MEMORY, "killed (out of memory in the container)"
     else:
         verdict, detail = Verdict.FAILED, _last_line(tail) or f"exit status {rc}"
     return ExecResult(verdict=verdict, returncode=rc, stdout=res.stdout, stderr=res.stderr,
@@ -538,5 +915,5 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-__all__ = ["Verdict", "ExecResult", "Sandbox", "SandboxBackend", "Isolation", "SandboxUnavailable",
+__all__ = ["Verdict", "ExecResult", "Sandbox", "SandboxBackend", "Isolation", "LaunchMode", "SandboxUnavailable",
            "probe_isolation"]
