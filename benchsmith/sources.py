@@ -42,8 +42,11 @@ def repo_name(spec: RepoSpec) -> str:
         if src.endswith(suffix):
             src = src[: -len(suffix)]
             break
-    parts = [p for p in re.split(r"[/:]", src) if p]
-    base = "_".join(parts[-2:]) if ("://" in spec.source or spec.source.startswith("git@")) else parts[-1]
+    if is_remote(spec.source):
+        parts = [p for p in re.split(r"[/:]", src) if p]
+        base = "_".join(parts[-2:])
+    else:
+        base = Path(src).expanduser().resolve().name if Path(src).is_dir() else Path(src).name
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._") or "repo"
     return f"{base}@{spec.commit[:12]}" if spec.commit else base
 
