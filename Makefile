@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 TOOLCHAINS := .toolchains
 EXTRAS ?= test,hf,retrieval,dense,transformers,openai,ray,report
 
-.PHONY: setup venv toolchains test demo clean
+.PHONY: setup venv toolchains images test demo clean
 
 setup: venv toolchains
 
@@ -24,7 +24,14 @@ $(VENV)/.installed: pyproject.toml
 toolchains:
 	bash scripts/setup_toolchains.sh $(TOOLCHAINS)
 
+# Toolchain and sandbox images (containers/), tagged by a hash of their inputs: only changed ones rebuild.
+# Without a container engine this says so and succeeds; the container tests then skip visibly.
+images: venv
+	$(PY) -m benchsmith.containers build --if-engine
+
+# A failed image build does not stop the other tests: the container tests rebuild and report the error.
 test: setup
+	@$(MAKE) --no-print-directory images || echo "make test: image build failed (above); the container tests will report it"
 	$(PY) -m pytest -q tests
 
 demo: setup

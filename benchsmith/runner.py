@@ -6,7 +6,10 @@ our memory), an explicit environment, and optional rlimits.  The result carries 
 diagnostics from the output; exit codes of linters/compilers are not trusted on their own.
 
 Backends: ``local`` runs the argv directly; ``docker``/``podman`` wrap the same argv in ``<engine> run`` against an
-image from ``containers/`` with ``--network none`` and the given mounts (read-only unless marked writable).
+image from ``containers/``: no network, a read-only root with a tmpfs ``/tmp``, every capability dropped, no new
+privileges, the caller's uid:gid, memory/pids limits, ``Limits`` as ``--ulimit``s, and the given mounts
+(read-only unless marked writable; only an output directory should be).  A run that is killed (timeout, output
+cap) also removes its container: killing the engine client alone would leave the container running.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import enum
 import os
 import resource
+import uuid
 import shutil
 import signal
 import subprocess
@@ -64,6 +68,11 @@ class Mount:
     writable: bool = False
 
 
+def caller_user() -> str:
+    """``uid:gid`` of this process: files a container reads or writes have the caller's own permissions."""
+    return f"{os.getuid()}:{os.getgid()}"
+
+
 @dataclass(frozen=True)
 class ContainerSpec:
     """How to run a command in a toolchain image instead of on the host."""
@@ -74,7 +83,12 @@ class ContainerSpec:
     workdir: str | None = None
     memory: str | None = "4g"
     pids: int | None = 512
-    extra_args: tuple[str, ...] = ()  # more `<engine> run` options (--name, --user, --read-only, --tmpfs ...)
+    # more `<engine> run` options; they come after the defaults, so a --user/--name here wins and a --tmpfs
+    # here replaces the default tmpfs on the same path
+    extra_args: tuple[str, ...] = ()
+    user: str | None = field(default_factory=caller_user)
+    read_only: bool = True
+    tmpfs: tuple[str, ...] = ("/tmp:rw,nosuid,nodev,size=512m,mode=1777",)
 
 
 @dataclass
@@ -129,15 +143,67 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def container_argv(argv: Sequence[str], spec: ContainerSpec, env: Mapping[str, str] | None) -> list[str]:
+_ULIMITS = (("cpu", "cpu_seconds"), ("as", "address_space"), ("fsize", "file_size"), ("nofile", "open_files"))
+
+
+def _option_values(args: Sequence[str], option: str) -> list[str]:
+    """Values of ``option`` in ``args`` (both ``--opt value`` and ``--opt=value``)."""
+    out = []
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            out.append(args[i + 1])
+        elif arg.startswith(option + "="):
+            out.append(arg.split("=", 1)[1])
+    return out
+
+
+def _mount_arg(m: Mount) -> str:
+    for path in (m.host, m.container):
+        # ',' and '=' would smuggle extra mount options into --mount; relative paths mean something else to
+        # the engine (a named volume, or the daemon's working directory).
+        if not os.path.isabs(path) or "," in path or "=" in path or "\n" in path:
+            raise ValueError(f"mount path {path!r} must be absolute and free of ',', '=' and newlines")
+    if not os.path.exists(m.host):
+        # `-v` would silently create a missing host path (as root); fail instead.
+        raise FileNotFoundError(f"mount source {m.host} does not exist")
+    return f"type=bind,source={m.host},target={m.container}" + ("" if m.writable else ",readonly")
+
+
+def container_name(argv: Sequence[str]) -> str | None:
+    """The ``--name`` a ``container_argv`` result gives its container."""
+    names = _option_values(argv, "--name")
+    return names[-1] if names else None
+
+
+def container_argv(
+    argv: Sequence[str], spec: ContainerSpec, env: Mapping[str, str] | None, limits: Limits | None = None
+) -> list[str]:
     engine = spec.engine.value
-    out = [engine, "run", "--rm", "-i", "--network", "none", "--security-opt", "no-new-privileges"]
+    out = [engine, "run", "--rm", "-i", "--network", "none", "--security-opt", "no-new-privileges",
+           "--cap-drop", "ALL", "--name", f"benchsmith-{uuid.uuid4().hex[:16]}",
+           # output reaches us through the attached streams; a log driver would also copy it to the daemon's
+           # disk, unbounded
+           "--log-driver", "none"]
+    if spec.read_only:
+        out.append("--read-only")
+    if spec.user:
+        out += ["--user", spec.user]
+    replaced = {t.split(":", 1)[0] for t in _option_values(spec.extra_args, "--tmpfs")}
+    for t in spec.tmpfs:
+        if t.split(":", 1)[0] not in replaced:
+            out += ["--tmpfs", t]
     if spec.memory:
-        out += ["--memory", spec.memory]
-    if spec.pids:
-        out += ["--pids-limit", str(spec.pids)]
+        # swap equal to memory: the limit is the limit, not memory plus as much swap again
+        out += ["--memory", spec.memory, "--memory-swap", spec.memory]
+    pids = [p for p in (spec.pids, limits.processes if limits else None) if p]
+    if pids:
+        out += ["--pids-limit", str(min(pids))]
+    for name, attr in _ULIMITS:
+        value = getattr(limits, attr, None) if limits else None
+        if value is not None:
+            out += ["--ulimit", f"{name}={value}:{value}"]
     for m in spec.mounts:
-        out += ["-v", f"{m.host}:{m.container}:{'rw' if m.writable else 'ro'}"]
+        out += ["--mount", _mount_arg(m)]
     if spec.workdir:
         out += ["-w", spec.workdir]
     out += list(spec.extra_args)
@@ -172,7 +238,9 @@ def run(
     argv = [str(a) for a in argv]
     if container is not None:
         full_env = None
-        argv = container_argv(argv, container, env)
+        # rlimits belong to the tool in the container (as --ulimit), not to the engine client
+        argv = container_argv(argv, container, env, limits)
+        limits = None
         exe = argv[0]
     else:
         full_env = dict(os.environ) if inherit_env else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -219,6 +287,8 @@ def run(
         # Kill the group even on normal exit: a tool may leave daemons/grandchildren behind.
         _kill_group(proc)
         proc.wait()
+        if container is not None and (timed_out or proc.returncode < 0):
+            _remove_container(argv)
         if after_exit is not None:
             after_exit()
     for t in readers:
@@ -232,6 +302,18 @@ def run(
         truncated=bool(flags.get("truncated")),
         duration=time.monotonic() - start,
     )
+
+
+def _remove_container(argv: Sequence[str]) -> None:
+    """The client was killed; the container it started may still run.  Remove it by name (best effort)."""
+    name = container_name(argv)
+    if name is None:
+        return
+    try:
+        subprocess.run([argv[0], "rm", "-f", name], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60, start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def which(program: str) -> str | None:
