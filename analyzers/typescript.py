@@ -617,7 +617,10 @@ class TypeScriptAnalyzer(Analyzer):
         messages = parse_tsc_output(res.stdout, files)
         located = [m for m in messages if m.file is not None]
         if res.returncode not in (0, 1, 2) or (res.returncode != 0 and not located):
-            tail = " | ".join((res.stderr.strip() or res.stdout.strip()).splitlines()[-5:])
+            # the error lines, not the stack frames under them
+            lines = [ln.strip() for ln in (res.stderr.strip() or res.stdout.strip()).splitlines()
+                     if ln.strip() and not ln.lstrip().startswith("at ")]
+            tail = " | ".join(lines[-4:])
             return CompileOutcome(None, Reason.TOOL_CRASH, f"tsc exited {res.returncode}: {tail[:500]}", res.duration)
         return CompileOutcome(messages, duration=res.duration)
 
@@ -966,26 +969,57 @@ class TypeScriptAnalyzer(Analyzer):
             result.stats["config_notes"] = list(plan.path_config.notes)
         if not plan.stubbed:
             return result
-        stub_tree = workdir / "stubbed"
-        if stub_tree.exists():
-            shutil.rmtree(stub_tree)
-        write_tree(stub_tree, {p: (plan.stubbed[p].text if p in plan.stubbed else i.text) for p, i in plan.files.items()})
-        files = sorted(plan.files)
         try:
-            before = self.compile(snapshot.root, files, workdir, "original", plan.path_config)
-            after = before if before.messages is None else self.compile(stub_tree, files, workdir, "stubbed",
-                                                                           plan.path_config)
+            before, after, files = self.compile_both(plan, snapshot.root, workdir, result.exclusions, repo)
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return result
         for outcome, tag in ((before, "original"), (after, "stubbed")):
-            if outcome.messages is None:
+            if outcome is not None and outcome.messages is None:
                 result.exclusions.append(Exclusion(repo, Stage.ANALYZER, outcome.reason or Reason.TOOL_CRASH,
                                                    f"{tag} tree: {outcome.detail}", repo))
                 return result
+        result.stats["compiled_files"] = len(files)
         result.refs, stats = self.diff(plan, before.messages, after.messages)
         result.stats.update(stats)
         return result
+
+    def compile_both(self, plan: Plan, original: Path, workdir: Path, exclusions: list[Exclusion],
+                     repo: str) -> tuple[CompileOutcome, CompileOutcome | None, list[str]]:
+        """The original and the stubbed compile over the same files.
+
+        tsc reports no semantic diagnostic at all once any file has a syntax error, so files tsc cannot parse are
+        taken out (recorded) and the original tree compiled again; that retry only costs a parse.  A stub that
+        broke a file's syntax (it should not happen) is reverted the same way."""
+        files = sorted(plan.files)
+        before = self.compile(original, files, workdir, "original", plan.path_config)
+        broken = _syntax_only(before.messages)
+        if broken:
+            already = {e.item_id for e in exclusions}
+            for path in sorted(broken):
+                plan.stubbed.pop(path, None)
+                detail = "; ".join(f"{m.line}:{m.column} {m.code} {m.message}" for m in before.messages
+                                   if m.file == path)[:300]
+                item = f"{repo}/{path}"
+                if item not in already:
+                    exclusions.append(Exclusion(item, Stage.ANALYZER, Reason.SYNTAX_ERROR, f"tsc: {detail}", repo))
+            files = [f for f in files if f not in broken]
+            before = self.compile(original, files, workdir, "original", plan.path_config)
+        if before.messages is None or not plan.stubbed:
+            return before, None if before.messages is not None else before, files
+        stub_tree = workdir / "stubbed"
+        for _ in range(2):
+            if stub_tree.exists():
+                shutil.rmtree(stub_tree)
+            write_tree(stub_tree, {p: (plan.stubbed[p].text if p in plan.stubbed else plan.files[p].text)
+                                   for p in files})
+            after = self.compile(stub_tree, files, workdir, "stubbed", plan.path_config)
+            reverted = _syntax_only(after.messages) - set(_syntax_only(before.messages))
+            if not reverted:
+                break
+            for path in reverted:
+                plan.stubbed.pop(path, None)
+        return before, after, files
 
     def _plan_stats(self, plan: Plan) -> dict[str, Any]:
         sites = [s for i in plan.files.values() for s in i.sites]
@@ -1046,13 +1080,31 @@ class TypeScriptAnalyzer(Analyzer):
             "ignored_codes": dict(sorted(ignored.items())),
             "diagnostics_on_stub_lines": on_stub_lines,
             "unattributed": unattributed,
-            "unresolved_imports": sum(s.unresolved_by_tsc for i in plan.files.values() for s in i.sites),
+            "unresolved_project_imports": sum(s.unresolved_by_tsc and s.target is not None
+                                              for i in plan.files.values() for s in i.sites),
             "refs": len(refs),
         })
         return [refs[k] for k in sorted(refs)], stats
 
 
 # ----------------------------------------------------------------------------------------------------------------
+def _is_syntactic(code: str) -> bool:
+    """Parser diagnostics (TS1xxx), JavaScript-only syntax in a JS file (TS8xxx), JSX parse errors (TS17xxx)."""
+    try:
+        n = int(code.removeprefix("TS"))
+    except ValueError:
+        return False
+    return 1000 <= n < 2000 or 8000 <= n < 9000 or 17000 <= n < 18000
+
+
+def _syntax_only(messages: list[TscMessage] | None) -> set[str]:
+    """Files with diagnostics when tsc stopped after parsing (every located diagnostic is syntactic)."""
+    located = [m for m in messages or [] if m.file is not None]
+    if not located or not all(_is_syntactic(m.code) for m in located):
+        return set()
+    return {m.file for m in located}
+
+
 def _first_error(node):
     if node.type == "ERROR" or node.is_missing:
         return node
