@@ -50,6 +50,7 @@ from .validate import PairCheck, run_batched, validate_pairs
 
 
 FORMATS = ("jsonl", "hf", "parquet")
+CHECK_BATCH = 64  # programs per sandboxed process in --check-variants
 
 
 @dataclass
@@ -162,7 +163,12 @@ def check_variants(variants: Sequence[PromptVariant], pairs: Sequence[Pair], san
         if v.setting in (Setting.DIRECT, Setting.IRRELEVANT):
             completion = completion + "\n\n" + aux_code[v.pair_id] + "\n"
         groups.setdefault(v.pair_id, []).append((v, variant_program(v, completion, stage1, s1_completion)))
-    batches = list(groups.values())
+    # several pairs per sandboxed process: process start-up, not the programs, is what costs
+    batches: list[list[tuple[PromptVariant, str]]] = [[]]
+    for group in groups.values():
+        if batches[-1] and len(batches[-1]) + len(group) > CHECK_BATCH:
+            batches.append([])
+        batches[-1].extend(group)
     verdicts = run_batched([[prog for _, prog in b] for b in batches], sandbox, progress=progress)
     return [
         {"task_id": v.task_id, "pair_id": v.pair_id, "error": err}
