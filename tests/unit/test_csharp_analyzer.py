@@ -1,0 +1,180 @@
+"""C# analyzer on tiny fixtures with the real mcs (mono): stubs, shim, diagnostics parsing (mcs and csc), failures."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from benchsmith.analyzers import AnalyzerOptions, get_analyzer
+from benchsmith.analyzers.csharp import (Compiler, cs_ref, neutralise_error_directives, parse_compiler_output,
+                                         plan_all_stubs, scan_csharp)
+from benchsmith.files import SourceFile, snapshot
+from benchsmith.records import Reason
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "csharp"
+needs_mcs = pytest.mark.skipif(shutil.which("mcs") is None,
+                               reason="mcs not on PATH (apt-get install mono-mcs; scripts/setup_toolchains.sh)")
+
+
+def _mcs_analyzer(**opts):
+    a = get_analyzer("csharp", AnalyzerOptions(**opts))
+    a.compiler = Compiler.MCS  # these tests are about mcs even where dotnet is installed
+    return a
+
+
+def _analyze(repo: Path, tmp_path: Path, analyzer=None):
+    analyzer = analyzer or _mcs_analyzer()
+    snap = snapshot(repo, analyzer.extensions, tmp_path / "snap", repo_name="fixture")
+    return snap, analyzer.analyze(snap, tmp_path / "work")
+
+
+# -- pure parts -----------------------------------------------------------------------------------------------
+
+MCS_SAMPLE = """\
+App/Dir With Space/Ünï (old).cs(7,53): error CS0117: `Acme.App.Uni.Widget' does not contain a definition for `Max'
+Lib/Widget.cs(3,18): (Location of the symbol related to previous error)
+App/Program.cs(16,20): error CS1061: Type `Acme.App.Program.Widget' does not contain a definition for `Draw' and no extension method `Draw' of type `Acme.App.Program.Widget' could be found. Are you missing an assembly reference?
+App/Program.cs(15,26): error CS1729: The type `Acme.App.Program.Widget' does not contain a constructor that takes `1' arguments
+Compilation failed: 3 error(s), 0 warnings
+"""
+
+# Hand-written in Roslyn's format (dotnet is not installed here): quotes are '...' and msbuild appends [project].
+CSC_SAMPLE = """\
+App\\Program.cs(16,20): error CS1061: 'Program.Widget' does not contain a definition for 'Draw' and no accessible extension method 'Draw' accepting a first argument of type 'Program.Widget' could be found (are you missing a using directive or an assembly reference?) [/src/app.csproj]
+App/Program.cs(15,30): error CS1729: 'Program.Widget' does not contain a constructor that takes 1 arguments
+App/Program.cs(17,30): warning CS0168: The variable 'x' is declared but never used
+"""
+
+
+def test_mcs_output_parsing_keeps_odd_paths():
+    diags = parse_compiler_output(MCS_SAMPLE)
+    assert [(d.file, d.line, d.col, d.code) for d in diags] == [
+        ("App/Dir With Space/Ünï (old).cs", 7, 53, "CS0117"),
+        ("App/Program.cs", 16, 20, "CS1061"),
+        ("App/Program.cs", 15, 26, "CS1729"),
+    ]
+    assert diags[0].message.endswith("`Max'")
+
+
+def test_csc_output_parsing():
+    diags = parse_compiler_output(CSC_SAMPLE)
+    assert [(d.file, d.code, d.kind) for d in diags] == [("App/Program.cs", "CS1061", "error"),
+                                                          ("App/Program.cs", "CS1729", "error"),
+                                                          ("App/Program.cs", "CS0168", "warning")]
+    assert not diags[0].message.endswith("]")  # the msbuild project suffix is dropped
+
+
+def _fixture_files() -> dict[str, str]:
+    root = FIXTURES / "basic"
+    return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.cs"))}
+
+
+def test_partial_type_gets_one_copy_of_stubs():
+    texts = {p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")}
+    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
+    plans = plan_all_stubs(infos, texts, set(texts))
+    p1, p2 = plans["App/Holder.Part1.cs"], plans["App/Holder.Part2.cs"]
+    # both parts use Widget; the stub is emitted in the first part only (a second copy would be CS0102)
+    assert p1.stubbed_text.count("public class Widget {}") == 1
+    assert "public class Widget" not in p2.stubbed_text and p2.stubbed_text == texts["App/Holder.Part2.cs"]
+    assert p2.stubs["Widget"].file == "Lib/Widget.cs" and "Acme.App.Holder.Widget" in p2.stub_fqns
+    prog = plans["App/Program.cs"]
+    assert sorted(prog.stubs) == ["IShape", "Widget"]
+    assert "public interface IShape {} public class Widget {}" in prog.stubbed_text
+    assert prog.stubbed_text.count("\n") == texts["App/Program.cs"].count("\n")
+    assert "Lib/Widget.cs" not in plans  # it names no type of another file
+
+
+def test_csc_style_diagnostic_maps_to_the_member_name():
+    texts = {p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")}
+    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
+    plan = plan_all_stubs(infos, texts, set(texts))["App/Program.cs"]
+    refs = [cs_ref(d, plan, texts["App/Program.cs"]) for d in parse_compiler_output(CSC_SAMPLE)[:2]]
+    assert [(r.line, r.column, r.symbol, r.import_name, r.defining_file) for r in refs] == [
+        (15, 19, "Draw", "Widget", "Lib/Widget.cs"),
+        (14, 29, "Widget", "Widget", "Lib/Widget.cs"),
+    ]
+
+
+def test_error_directives_are_blanked_in_place():
+    text = "#if A\n#error need A or B\r\n#endif\nclass X {}\n"
+    out = neutralise_error_directives(text)
+    assert len(out) == len(text) and "#error" not in out and out.endswith("#endif\nclass X {}\n")
+    assert out.split("\n")[1] == " " * len("#error need A or B") + "\r"
+
+
+# -- the real compiler ----------------------------------------------------------------------------------------
+
+
+@needs_mcs
+def test_fixture_refs_are_found_at_their_names(tmp_path):
+    snap, res = _analyze(FIXTURES / "basic", tmp_path)
+    texts = snap.by_path()
+    got = {(r.file, r.symbol, r.diagnostic) for r in res.refs}
+    assert got == {
+        ("App/Program.cs", "Widget", "CS1729"),
+        ("App/Program.cs", "Draw", "CS1061"),
+        ("App/Program.cs", "Max", "CS0117"),
+        ("App/Program.cs", "Area", "CS1061"),
+        ("App/Program.cs", "Create", "CS0117"),
+        ("App/Program.cs", "Size", "CS1061"),
+        ("App/Holder.Part1.cs", "Create", "CS0117"),
+        ("App/Holder.Part2.cs", "Size", "CS1061"),
+        ("App/Dir With Space/Ünï.cs", "Max", "CS0117"),
+    }
+    for r in res.refs:
+        assert texts[r.file].text.split("\n")[r.line][r.column:].startswith(r.symbol), r
+        assert r.defining_file == "Lib/Widget.cs"
+    # The Newtonsoft.Json attribute and field type would stop mcs before any body: the shim placeholders let it on.
+    assert res.stats["shim_entries"] >= 3
+    assert res.tool_versions.get("mcs")
+
+
+@needs_mcs
+def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
+    _, res = _analyze(FIXTURES / "basic", tmp_path)
+    # a C# 9 positional record: tree-sitter reads it, mcs cannot
+    assert [(e.item_id, e.reason) for e in res.exclusions] == [("fixture/Modern/Point.cs",
+                                                                 Reason.TOOLCHAIN_CANNOT_PARSE)]
+
+
+@needs_mcs
+def test_deterministic(tmp_path):
+    _, a = _analyze(FIXTURES / "basic", tmp_path / "a")
+    _, b = _analyze(FIXTURES / "basic", tmp_path / "b")
+    assert [r.to_dict() for r in a.refs] == [r.to_dict() for r in b.refs]
+
+
+def _fake_tool(dir_: Path, name: str, body: str) -> Path:
+    dir_.mkdir(parents=True, exist_ok=True)
+    p = dir_ / name
+    p.write_text("#!/bin/sh\n" + body + "\n")
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return p
+
+
+def test_hanging_compiler_is_a_timeout_exclusion(tmp_path):
+    # Stands for an mcs that never finishes: a script that sleeps, with a 1 s timeout.
+    a = _mcs_analyzer(timeout=1.0)
+    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", "sleep 30"))
+    _, res = _analyze(FIXTURES / "basic", tmp_path, a)
+    assert res.refs == [] and [e.reason for e in res.exclusions] == [Reason.TOOL_TIMEOUT]
+
+
+def test_crashing_compiler_is_a_crash_exclusion(tmp_path):
+    # Stands for mono aborting (SIGABRT in the runtime): a script that prints a stack trace and exits 134.
+    a = _mcs_analyzer()
+    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", "echo 'Native Crash Reporting' >&2; exit 134"))
+    # the parse pass survives a crash (tree-sitter decides); the compile itself is recorded as a crash
+    _, res = _analyze(FIXTURES / "basic", tmp_path, a)
+    assert [e.reason for e in res.exclusions] == [Reason.TOOL_CRASH]
+
+
+def test_missing_compiler_is_recorded(tmp_path):
+    a = _mcs_analyzer()
+    a.mcs = "benchsmith-no-such-mcs"
+    _, res = _analyze(FIXTURES / "basic", tmp_path, a)
+    assert [e.reason for e in res.exclusions] == [Reason.TOOL_MISSING]
