@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchsmith.jsonio import AtomicWriter, write_json, write_jsonl
+from benchsmith.jsonio import write_json, write_jsonl
 from benchsmith.records import PromptVariant, Setting
 
 from .perturb import PerturbationError

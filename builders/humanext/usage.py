@@ -55,7 +55,11 @@ def _shared_classifier():
         return None
 
     def adapt(code: str, name: str) -> AuxUsage:
-        value = str(getattr(fn(code, name), "value", fn(code, name))).lower()
+        try:
+            result = fn(code, name)
+        except Exception:  # noqa: BLE001 - a different signature there: keep our own rule
+            return _own_usage(code, name)
+        value = str(getattr(result, "value", result)).lower()
         if "black" in value or value == "calls":
             return AuxUsage.CALLS
         if "reference" in value:

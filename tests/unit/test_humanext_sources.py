@@ -132,3 +132,26 @@ def test_pool_from_a_humaneval_schema_file(tmp_path):
     with pytest.raises(PairFormatError) as err:
         load_pool(str(bad), [])
     assert err.value.record == "bad.jsonl:1" and err.value.field == "canonical_solution"
+
+
+def test_hub_loader_reads_hub_shaped_rows_through_datasets(tmp_path):
+    """The hub path is not reachable from CI; the same loader reads a local dataset folder of hub-shaped rows
+    through the real ``datasets.load_dataset`` (a local path stands for the hub name)."""
+    pytest.importorskip("datasets", reason="the hf extra is not installed")
+    _, demo = load_pairs(None)
+    rows = []
+    for i, p in enumerate(demo[:3]):
+        rows.append({"task_id": f"hub/{i}", "imports": "\n".join(p.imports), "function1_human": p.auxiliary.code(),
+                     "function2_human": p.target.code(), "tests": p.tests})
+    folder = tmp_path / "hubcopy"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    source, pairs = load_pairs(f"hf:{folder}@main")
+    assert source.description == f"{folder}@main"
+    assert [p.pair_id for p in pairs] == ["hub/0", "hub/1", "hub/2"]
+    assert all(p.kind is SourceKind.HUB_ROW for p in pairs)
+    for got, want in zip(pairs, demo):
+        assert got.auxiliary.code() == want.auxiliary.code()
+        assert got.target.signature() == want.target.signature()
+        assert got.target.body() == want.target.body()
+        assert got.imports == want.imports
