@@ -381,6 +381,15 @@ class PythonAnalyzer(Analyzer):
             if ref is None:
                 unattributed += 1
                 continue
+            located = _locate_definition(ref, index)
+            if located is None:
+                # e.g. ``urlparse(x).scheme`` where the project re-exports a stdlib name: not a project API.
+                result.exclusions.append(Exclusion(
+                    f"{repo}/{ref.file}:{ref.line + 1}:{ref.column + 1}", Stage.ANALYZER,
+                    Reason.SYMBOL_NOT_IN_REPOSITORY, f"{ref.symbol!r} (via {ref.import_name}) is not defined "
+                    "in another file of the repository", repo))
+                continue
+            ref.defining_file = located
             k = (ref.file, ref.line, ref.column)
             if k not in seen:
                 seen.add(k)
@@ -425,6 +434,24 @@ class PythonAnalyzer(Analyzer):
         name = m.group(0)
         binding = stubs.bindings[name][0]
         return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
+
+
+def _definition_re(symbol: str) -> re.Pattern:
+    s = re.escape(symbol)
+    return re.compile(rf"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+{s}\b|^[ \t]*(?:self\.|cls\.)?{s}[ \t]*(?::[^=\n]*)?=(?!=)"
+                      rf"|^[ \t]*{s}[ \t]*:|\bimport\b.*\b{s}\b|^[ \t]*['\"]{s}['\"],?", re.M)
+
+
+def _locate_definition(ref: CrossFileRef, index: ModuleIndex) -> str | None:
+    """The file (other than the ref's own) that defines ``ref.symbol``: the import's file when it does, else the
+    first project file that does (a base class, a mixin); None when no project file defines it."""
+    pattern = _definition_re(ref.symbol)
+    if ref.defining_file and ref.defining_file != ref.file and pattern.search(index.texts.get(ref.defining_file, "")):
+        return ref.defining_file
+    for path in sorted(index.texts):
+        if path != ref.file and pattern.search(index.texts[path]):
+            return path
+    return None
 
 
 def _pick(candidates: list[Binding], member: str, index: ModuleIndex) -> Binding:

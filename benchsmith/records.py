@@ -72,6 +72,7 @@ class Reason(str, enum.Enum):
     TOOL_MISSING = "toolchain_missing"
     TOOLCHAIN_CANNOT_PARSE = "toolchain_cannot_parse"
     NO_CROSSFILE_REFS = "no_crossfile_refs"
+    SYMBOL_NOT_IN_REPOSITORY = "symbol_not_defined_in_repository"
     # examples
     CURSOR_NOT_FOUND = "cursor_not_found"
     GROUNDTRUTH_TOO_SHORT = "groundtruth_too_short"

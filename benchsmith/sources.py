@@ -98,7 +98,9 @@ def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
     import git
 
     dest = workdir / "clone"
-    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_LFS_SKIP_SMUDGE": "1"}
+    # Symlinks are checked out as plain files holding the target path, so none can point out of the tree.
+    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_LFS_SKIP_SMUDGE": "1",
+           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.symlinks", "GIT_CONFIG_VALUE_0": "false"}
     try:
         if spec.commit:
             # A pinned commit: fetch just that commit when the server allows it, else a full clone.
@@ -111,8 +113,7 @@ def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
                     origin.fetch()
                 repo.git.checkout("--detach", spec.commit)
         else:
-            repo = git.Repo.clone_from(spec.source, dest, depth=1, env=env, no_checkout=False,
-                                       multi_options=["--no-recurse-submodules", "-c", "core.symlinks=false"])
+            repo = git.Repo.clone_from(spec.source, dest, depth=1, env=env, multi_options=["--no-recurse-submodules"])
     except Exception as exc:  # noqa: BLE001 - every clone failure is recorded, none aborts the run
         shutil.rmtree(dest, ignore_errors=True)
         msg = str(exc).strip().splitlines()

@@ -1,0 +1,44 @@
+"""Invariants every built example must satisfy, shared by the per-language integration tests."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+CCEVAL_KEYS = ["prompt", "groundtruth", "right_context", "metadata"]
+CCEVAL_META = ["task_id", "repository", "file", "context_start_lineno", "groundtruth_start_lineno",
+               "right_context_start_lineno"]
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
+    """Assert the CrossCodeEval schema and the reconstruction/cross-file invariants; returns the examples.
+
+    ``roots`` maps repository id -> directory holding that repository's files as the builder read them."""
+    examples = load(split)
+    ids = [e["metadata"]["task_id"] for e in examples]
+    assert len(ids) == len(set(ids)), "task ids must be unique"
+    for ex in examples:
+        assert list(ex)[:4] == CCEVAL_KEYS
+        meta = ex["metadata"]
+        for key in CCEVAL_META:
+            assert key in meta, key
+        for key in ("context_start_lineno", "groundtruth_start_lineno", "right_context_start_lineno"):
+            assert isinstance(meta[key], int)
+        root = roots[meta["repository"]]
+        text = (root / meta["file"]).read_bytes().decode("utf-8").removeprefix("\ufeff")
+        assert ex["prompt"] + ex["groundtruth"] + ex["right_context"] == text, meta["task_id"]
+        assert meta["groundtruth_start_lineno"] == ex["prompt"].count("\n")
+        assert meta["right_context_start_lineno"] == meta["groundtruth_start_lineno"] + ex["groundtruth"].count("\n") + 1
+        # The groundtruth starts with the cross-file name, defined in another file of the same repository.
+        symbol = meta["symbol"]
+        assert ex["groundtruth"].startswith(symbol), meta["task_id"]
+        defining = meta["defining_file"]
+        assert defining and defining != meta["file"], meta["task_id"]
+        definition = (root / defining).read_text(encoding="utf-8", errors="replace")
+        assert re.search(rf"\b{re.escape(symbol)}\b", definition), (meta["task_id"], symbol, defining)
+    return examples

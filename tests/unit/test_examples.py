@@ -1,0 +1,76 @@
+"""Statement cutting: where the groundtruth ends, per language, from tree-sitter tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchsmith.analyzers import get_analyzer
+from benchsmith.builders.cceval.examples import ExampleCutter, TextIndex, parser_for, statement_end
+from benchsmith.files import SourceFile
+from benchsmith.pipeline import Counter
+from benchsmith.records import CrossFileRef
+
+
+def cut(lang: str, text: str, marker: str = "@") -> str:
+    """Groundtruth for a cursor placed where ``marker`` is (the marker is removed)."""
+    cursor = text.index(marker)
+    text = text.replace(marker, "", 1)
+    analyzer = get_analyzer(lang)
+    idx = TextIndex(text)
+    tree = parser_for(analyzer).parse(idx.data)
+    res = statement_end(tree, idx.data, idx.to_byte(cursor), analyzer.statement_terminators)
+    assert res is not None
+    return text[cursor : idx.to_char(res.end_byte)]
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("x = gen.@seq[:, -1]\ny = 2\n", "seq[:, -1]"),
+        ("r = api.@call(a,\n    b)\nz = 1\n", "call(a,\n    b)"),
+        ("a = 1; b = mod.@f(x); c = 3\n", "f(x)"),
+        ("v = mod.@thing(1)  # trailing comment\n", "thing(1)"),
+        ("v = mod.@x + \\\n    2\nw = 1\n", "x + \\\n    2"),
+        ("if mod.@flag(x):\n    pass\n", "flag(x):"),
+        ('s = mod.@fmt("""a\nb""")\nq = 1\n', 'fmt("""a\nb""")'),
+        ("d = {k: mod.@val for k in ks}\n", "val for k in ks}"),
+        ('print(f"{mod.@name} and more")\n', 'name} and more")'),
+        ("x = mod.@café(1)\n", "café(1)"),
+    ],
+)
+def test_python_logical_line(src, expected):
+    assert cut("python", src) == expected
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        ("class A { void f() { int x = util.@compute(1,\n   2); int y = 3; } }", "compute(1,\n   2);"),
+        ('class A { void f() { log.@info("a;b{c}"); } }', 'info("a;b{c}");'),
+        ("class A { void f() { if (cfg.@enabled()) { go(); } } }", "enabled()) {"),
+        ("class A { void f() { int x = util.@compute(/* ; */ 1); } }", "compute(/* ; */ 1);"),
+    ],
+)
+def test_java_first_terminator_token(src, expected):
+    assert cut("java", src) == expected
+
+
+def test_cutter_one_example_per_statement_and_reconstruction():
+    text = "import m\n\nx = m.a(m.b)\ny = m.c()\n"
+    files = {"f.py": SourceFile("f.py", text)}
+    refs = [
+        CrossFileRef("f.py", 2, 6, "a", "m", "m.py"),
+        CrossFileRef("f.py", 2, 10, "b", "m", "m.py"),  # same statement as 'a': dropped
+        CrossFileRef("f.py", 3, 6, "c", "m", "m.py"),
+        CrossFileRef("f.py", 3, 0, "nope", "m", "m.py"),  # symbol not at the position
+    ]
+    counter = Counter()
+    cutter = ExampleCutter(get_analyzer("python"), files, "r", counter=counter)
+    examples = list(cutter(refs))
+    assert [e.groundtruth for e in examples] == ["a(m.b)", "c()"]
+    for e in examples:
+        assert e.prompt + e.groundtruth + e.right_context == text
+    assert examples[0].metadata.groundtruth_start_lineno == 2
+    assert examples[0].metadata.right_context_start_lineno == 3
+    assert dict(counter.dropped) == {"same_statement": 1, "cursor_not_found": 1}
+    assert examples[0].metadata.task_id == "project_cc_python/r/f.py:3:7"
