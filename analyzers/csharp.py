@@ -124,6 +124,7 @@ class CsType:
     kind: str
     arity: int
     file: str
+    supers: tuple[str, ...] = ()  # simple names in its base list
 
     @property
     def fqn(self) -> str:
@@ -199,7 +200,10 @@ def scan_csharp(src: SourceFile) -> CsFileInfo:
                 tps = next((ch for ch in c.children if ch.type == "type_parameter_list"), None)
                 arity = sum(1 for t in tps.children if t.type == "type_parameter") if tps is not None else 0
                 name = n.text.decode("utf-8", "replace")
-                info.declared.append(CsType(current, name, kind, arity, src.path))
+                bases = next((ch for ch in c.children if ch.type == "base_list"), None)
+                supers = tuple(t.text.decode("utf-8", "replace") for t in walk(bases) if t.type == "identifier") \
+                    if bases is not None else ()
+                info.declared.append(CsType(current, name, kind, arity, src.path, supers))
                 partial = any(ch.type == "modifier" and ch.text == b"partial" for ch in c.children)
                 body = c.child_by_field_name("body") or next(
                     (ch for ch in c.children if ch.type == "declaration_list"), None)
@@ -559,6 +563,24 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
 
 
+def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: dict[str, str]) -> str | None:
+    """The project file declaring ``member`` of ``t`` (its own, else a project base type's); None when only a
+    framework base type can have it (``Exception.Message``), which is not cross-file knowledge."""
+    pattern = re.compile(rf"\b{re.escape(member)}\b")
+    queue, seen = [t], {t.fqn}
+    while queue:
+        cur = queue.pop(0)
+        if pattern.search(texts.get(cur.file, "")):
+            return cur.file
+        for name in cur.supers:
+            cands = types.get(name, [])
+            cands = sorted(cands, key=lambda c: (c.namespace != cur.namespace, c.file))
+            if cands and cands[0].fqn not in seen and len(seen) < 50:
+                seen.add(cands[0].fqn)
+                queue.append(cands[0])
+    return None
+
+
 def _name_near(text: str, pos: int, name: str) -> int | None:
     if text.startswith(name, pos):
         return pos
@@ -761,7 +783,11 @@ class CSharpAnalyzer(Analyzer):
                 off = _offset(texts[d.file], d.line, d.col)
                 seen_before.add((d.file, off, d.code))
         refs: dict[tuple, CrossFileRef] = {}
-        new = unattributed = 0
+        new = unattributed = external = 0
+        types_by_name: dict[str, list[CsType]] = {}
+        for p in sorted(compiled):
+            for t in infos[p].declared:
+                types_by_name.setdefault(t.name, []).append(t)
         for d in after.diagnostics:
             if d.kind != "error" or d.file not in active:
                 continue
@@ -778,11 +804,17 @@ class CSharpAnalyzer(Analyzer):
             if ref is None or ref.defining_file == ref.file:
                 unattributed += 1
                 continue
+            if ref.symbol != ref.import_name:
+                ref.defining_file = member_file(plan.stubs[ref.import_name], ref.symbol, types_by_name, usable)
+                if ref.defining_file is None or ref.defining_file == ref.file:
+                    external += 1
+                    continue
             refs.setdefault((ref.file, ref.line, ref.column), ref)
         result.refs = [refs[k] for k in sorted(refs)]
         result.stats.update(original_errors=sum(1 for d in before.diagnostics if d.kind == "error"),
                             stubbed_errors=sum(1 for d in after.diagnostics if d.kind == "error"),
-                            new_diagnostics=new, unattributed=unattributed, refs=len(result.refs))
+                            new_diagnostics=new, unattributed=unattributed, external_members=external,
+                            refs=len(result.refs))
         return result
 
     def _compile(self, kind: Compiler, roslyn: Roslyn | None, tree: Path, files: list[str], rsp: Path,

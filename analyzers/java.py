@@ -315,6 +315,7 @@ class JavaType:
     kind: str  # class | interface | enum | record | annotation
     arity: int
     file: str
+    supers: tuple[str, ...] = ()  # simple names of its superclass and interfaces, as written
 
 
 @dataclass
@@ -386,7 +387,7 @@ def scan_java(src: SourceFile) -> JavaFileInfo:
             tparams = c.child_by_field_name("type_parameters")
             arity = sum(1 for t in tparams.children if t.type == "type_parameter") if tparams is not None else 0
             fqn = f"{outer}.{name}" if outer else name
-            info.declared.append(JavaType(fqn, name, kind, arity, src.path))
+            info.declared.append(JavaType(fqn, name, kind, arity, src.path, _supertypes(c)))
             info.local_names.add(name)
             if top and body is not None and body.children and body.children[-1].type == "}" \
                     and not body.children[-1].is_missing:
@@ -408,6 +409,19 @@ def scan_java(src: SourceFile) -> JavaFileInfo:
     return info
 
 
+def _supertypes(decl) -> tuple[str, ...]:
+    out: list[str] = []
+    for c in decl.children:
+        if c.type in ("superclass", "super_interfaces", "extends_interfaces"):
+            for t in walk(c):
+                if t.type == "type_identifier":
+                    out.append(t.text.decode("utf-8", "replace"))
+                    # only the outermost name of each listed type (not its type arguments)
+            # type arguments' identifiers are harmless extra candidates; they are only followed if they
+            # name a project type that mentions the member
+    return tuple(out)
+
+
 def _inside(node, types: tuple[str, ...]) -> bool:
     p = node.parent
     while p is not None:
@@ -421,6 +435,8 @@ class JavaIndex:
     """Project types by fully qualified name and by package."""
 
     def __init__(self, infos: Iterable[JavaFileInfo]) -> None:
+        infos = list(infos)
+        self.infos = {i.path: i for i in infos}
         self.by_fqn: dict[str, list[JavaType]] = {}
         self.packages: dict[str, list[JavaType]] = {}  # package -> its top-level types
         for info in infos:
@@ -436,6 +452,38 @@ class JavaIndex:
             return None
         # The same class in several source sets (java8/ and java9/ variants): the nearest path wins.
         return max(found, key=lambda t: (_common_prefix(t.file, near), [-ord(ch) for ch in t.file]))
+
+
+    def resolve_simple(self, name: str, near: str) -> JavaType | None:
+        """A simple type name as the file ``near`` sees it: single imports, its package, on-demand imports."""
+        info = self.infos.get(near)
+        if info is None:
+            return None
+        for imp in info.single_imports:
+            if imp.rsplit(".", 1)[-1] == name:
+                return self.lookup(imp, near)
+        for pkg in [info.package, *info.demand_imports]:
+            t = self.lookup(f"{pkg}.{name}" if pkg else name, near)
+            if t is not None:
+                return t
+        return None
+
+    def member_file(self, t: JavaType, member: str, texts: dict[str, str]) -> str | None:
+        """The file declaring ``member`` of ``t``: its own file, else the nearest project supertype's file that
+        mentions it (an inherited method); None when no project file in the hierarchy does (a JDK or library
+        supertype's member is not cross-file knowledge)."""
+        pattern = re.compile(rf"\b{re.escape(member)}\b")
+        queue, seen = [t], {t.fqn}
+        while queue:
+            cur = queue.pop(0)
+            if pattern.search(texts.get(cur.file, "")):
+                return cur.file
+            for s in cur.supers:
+                nxt = self.resolve_simple(s, cur.file)
+                if nxt is not None and nxt.fqn not in seen and len(seen) < 50:
+                    seen.add(nxt.fqn)
+                    queue.append(nxt)
+        return None
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -752,7 +800,7 @@ class JavaAnalyzer(Analyzer):
             if d.file in texts and d.pos >= 0:
                 seen_before.add((d.file, u16[d.file].to_char(d.pos), d.code))
         refs: dict[tuple, CrossFileRef] = {}
-        new = unattributed = 0
+        new = unattributed = external = 0
         line_idx: dict[str, LineIndex] = {}
         stub_u16: dict[str, Utf16Index] = {}
         for d in after.diagnostics:
@@ -772,12 +820,18 @@ class JavaAnalyzer(Analyzer):
             if ref is None:
                 unattributed += 1
                 continue
+            if ref.symbol != ref.import_name:
+                # an inherited member is defined in a supertype's file
+                ref.defining_file = index.member_file(plan.stubs[ref.import_name], ref.symbol, texts)
+                if ref.defining_file is None:
+                    external += 1
+                    continue
             refs.setdefault((ref.file, ref.line, ref.column), ref)
         result.refs = [refs[k] for k in sorted(refs)]
         result.stats.update(original_errors=sum(1 for d in before.diagnostics if d.kind == "ERROR"),
                             stubbed_errors=sum(1 for d in after.diagnostics if d.kind == "ERROR"),
-                            new_diagnostics=new, unattributed=unattributed, refs=len(result.refs),
-                            unparsed_files=len(unparsed))
+                            new_diagnostics=new, unattributed=unattributed, external_members=external,
+                            refs=len(result.refs), unparsed_files=len(unparsed))
         return result
 
 

@@ -148,6 +148,9 @@ def test_deterministic(tmp_path):
     assert [r.to_dict() for r in a.refs] == [r.to_dict() for r in b.refs]
 
 
+FAKE_VERSION = 'if [ "$1" = --version ]; then echo "Mono C# compiler version 0.0"; exit 0; fi\n'
+
+
 def _fake_tool(dir_: Path, name: str, body: str) -> Path:
     dir_.mkdir(parents=True, exist_ok=True)
     p = dir_ / name
@@ -159,7 +162,7 @@ def _fake_tool(dir_: Path, name: str, body: str) -> Path:
 def test_hanging_compiler_is_a_timeout_exclusion(tmp_path):
     # Stands for an mcs that never finishes: a script that sleeps, with a 1 s timeout.
     a = _mcs_analyzer(timeout=1.0)
-    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", "sleep 30"))
+    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", FAKE_VERSION + "sleep 30"))
     _, res = _analyze(FIXTURES / "basic", tmp_path, a)
     assert res.refs == [] and [e.reason for e in res.exclusions] == [Reason.TOOL_TIMEOUT]
 
@@ -167,7 +170,7 @@ def test_hanging_compiler_is_a_timeout_exclusion(tmp_path):
 def test_crashing_compiler_is_a_crash_exclusion(tmp_path):
     # Stands for mono aborting (SIGABRT in the runtime): a script that prints a stack trace and exits 134.
     a = _mcs_analyzer()
-    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", "echo 'Native Crash Reporting' >&2; exit 134"))
+    a.mcs = str(_fake_tool(tmp_path / "bin", "mcs", FAKE_VERSION + "echo 'Native Crash Reporting' >&2; exit 134"))
     # the parse pass survives a crash (tree-sitter decides); the compile itself is recorded as a crash
     _, res = _analyze(FIXTURES / "basic", tmp_path, a)
     assert [e.reason for e in res.exclusions] == [Reason.TOOL_CRASH]
