@@ -54,7 +54,10 @@ def forbidden_names(pair: Pair) -> set[str]:
     return out
 
 
-def perturb(pair: Pair, kind: Perturbation, rng: random.Random, rename_pool: Sequence[str]) -> AuxiliaryView:
+def perturb(pair: Pair, kind: Perturbation, rng: random.Random, rename_pool: Sequence[str],
+            sample: int = 0) -> AuxiliaryView:
+    """The auxiliary under ``kind``.  Random perturbations shuffle all their choices with ``rng`` and take the
+    ``sample``-th, so samples drawn with the same ``rng`` seed differ from each other while choices last."""
     aux = pair.auxiliary
     if kind is Perturbation.NONE:
         return _view(aux)
@@ -65,11 +68,11 @@ def perturb(pair: Pair, kind: Perturbation, rng: random.Random, rename_pool: Seq
             return _view(aux, info={"noop": True})
         return _view(aux, block=comment_block(aux.docstring_text, aux.body_indent), info={"noop": False})
     if kind is Perturbation.RENAMED:
-        return _renamed(pair, rng, rename_pool)
+        return _renamed(pair, rng, rename_pool, sample)
     if kind is Perturbation.RENAMED_LOCALS:
         return _renamed_locals(pair)
     if kind is Perturbation.DEAD_CODE:
-        return _dead_code(pair, rng)
+        return _dead_code(pair, rng, sample)
     raise PerturbationError(f"unknown perturbation {kind}")  # pragma: no cover - enum is closed
 
 
@@ -94,13 +97,14 @@ def _view(aux: FunctionTemplate, mapping: dict[str, str] | None = None, block: o
     )
 
 
-def _renamed(pair: Pair, rng: random.Random, rename_pool: Sequence[str]) -> AuxiliaryView:
+def _renamed(pair: Pair, rng: random.Random, rename_pool: Sequence[str], sample: int) -> AuxiliaryView:
     aux, old = pair.auxiliary, pair.auxiliary.name
     taken = forbidden_names(pair)
     candidates = sorted({n for n in rename_pool if n != old and n not in taken and n.isidentifier()})
     if not candidates:
         raise PerturbationError(f"{pair.pair_id}: no HumanEval function name is free to rename {old!r} to")
-    new = rng.choice(candidates)
+    rng.shuffle(candidates)
+    new = candidates[sample % len(candidates)]
     mapping = {old: new}
     if not rename_is_exact(aux, mapping) or not rename_is_exact(pair.target, mapping):
         raise PerturbationError(f"{pair.pair_id}: {old!r} has occurrences the template does not mark; "
@@ -181,7 +185,7 @@ _DEAD_SNIPPETS = (
 )
 
 
-def _dead_code(pair: Pair, rng: random.Random) -> AuxiliaryView:
+def _dead_code(pair: Pair, rng: random.Random, sample: int) -> AuxiliaryView:
     aux = pair.auxiliary
     rendered = aux.render_template()
     fn = ast.parse(rendered).body[0]
@@ -200,8 +204,9 @@ def _dead_code(pair: Pair, rng: random.Random) -> AuxiliaryView:
         var = f"unused_{n}"
     indent = aux.body_indent
     unit = "\t" if indent.startswith("\t") else "    "
-    which = rng.randrange(len(_DEAD_SNIPPETS))
-    at = rng.randrange(len(starts))
+    choices = [(w, a) for w in range(len(_DEAD_SNIPPETS)) for a in range(len(starts))]
+    rng.shuffle(choices)
+    which, at = choices[sample % len(choices)]
     snippet = _DEAD_SNIPPETS[which].format(i=indent, u=unit, v=var)
     line = starts[at]
     new_body = "\n".join(body_lines[:line] + snippet.split("\n") + body_lines[line:]) + "\n"

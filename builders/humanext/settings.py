@@ -12,8 +12,9 @@ Per pair (S = ``samples``, N = ``num_auxiliary``, P = the configured perturbatio
 * ``multi_auxiliary``: S draws of N-1 distractors; for each draw, N variants with the relevant auxiliary at
   position 0..N-1 (the same distractors in the same order, so only the position changes); imports merged, sorted.
 
-Randomness comes from ``random.Random`` seeded with a string of (seed, pair id, setting, perturbation, sample),
-so a variant's content does not depend on which other settings or pairs were built.
+Randomness comes from ``random.Random`` seeded with a string of (seed, pair id, setting[, perturbation]), so a
+variant's content does not depend on which other settings or pairs were built; the samples of one pair are
+distinct draws (without replacement) from that one generator.
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ def variants_for_pair(pair: Pair, ctx: PairContext) -> Iterator[PromptVariant]:
         elif setting is Setting.ORACLE:
             for kind in cfg.perturbations:
                 for sample in range(cfg.samples if kind in RANDOM_PERTURBATIONS else 1):
-                    view = perturb(pair, kind, _rng(cfg, pair.pair_id, setting.value, kind.value, sample),
-                                   ctx.rename_pool)
+                    view = perturb(pair, kind, _rng(cfg, pair.pair_id, setting.value, kind.value),
+                                   ctx.rename_pool, sample)
                     yield _variant(pair, ctx, setting, kind, [_aux_function(pair, view)], pair.imports, None,
                                    sample, view=view)
         elif setting is Setting.STEP_BY_STEP:

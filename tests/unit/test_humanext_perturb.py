@@ -65,6 +65,14 @@ def test_renamed_locals_keeps_parameters_and_is_consistent(pair):
     assert "def fact(n: int)" in view.code  # parameters are the interface: unchanged
 
 
+def test_samples_of_random_perturbations_are_distinct(pair):
+    names = [perturb(pair, Perturbation.RENAMED, random.Random(5), ["strlen", "below_zero", "fib"], sample=s).name
+             for s in range(3)]
+    assert sorted(names) == ["below_zero", "fib", "strlen"]
+    codes = {perturb(pair, Perturbation.DEAD_CODE, random.Random(5), [], sample=s).code for s in range(10)}
+    assert len(codes) == 10
+
+
 def test_dead_code_is_inserted_at_a_statement_boundary(pair):
     seen = set()
     for seed in range(12):
