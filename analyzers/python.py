@@ -278,7 +278,10 @@ class PythonAnalyzer(Analyzer):
             argv = ["pylint", "--rcfile", "/rc/pylintrc"]
             env = {"PYLINTHOME": "/tmp", "HOME": "/tmp"}
         else:
-            argv = [sys.executable, "-m", "pylint", "--rcfile", str(rcfile)]
+            # -I: `python -m` would otherwise put the working directory (the analysed tree) first on sys.path,
+            # so a repository's own `pylint/__main__.py` (or any module pylint imports late) would run as us.
+            # -B instead of PYTHONDONTWRITEBYTECODE, which -I ignores.
+            argv = [sys.executable, "-I", "-B", "-m", "pylint", "--rcfile", str(rcfile)]
         argv += ["--output-format=json2", "--recursive=y", "--jobs=1", "--score=n", "."]
         res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
                   container=container)
