@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 import traceback
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,7 +27,7 @@ from typing import Any, Iterator
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
-from benchsmith.executors import ExecutorKind, run_tasks
+from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits, snapshot
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
 from benchsmith.pipeline import Counter, chain
@@ -40,6 +41,8 @@ EXCLUDED_FILE = "excluded.jsonl"
 STATS_FILE = "stats.json"
 DONE_FILE = "DONE"
 SHARDS_DIR = ".shards"
+LOCK_FILE = ".lock"
+STAGING_PREFIX = ".tmp-"
 
 
 @dataclass
@@ -140,12 +143,20 @@ def process_repo(task: RepoTask) -> ShardSummary:
                             tool_versions=done.get("tool_versions", {}))
     start = time.monotonic()
     tmp_root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=cfg.workdir))
-    staging = shard.parent / f".tmp-{shard.name}-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = _new_staging(shard)
     summary = ShardSummary(task.name)
     excluded = AtomicWriter(staging / EXCLUDED_FILE)
-    counter = Counter(sink=lambda e: excluded.write_record(e.to_dict()))
+    # Tool messages can quote our scratch directory, whose name is random: replace it so that reruns and other
+    # workers write the same bytes.
+    scratch = sorted({str(tmp_root), os.path.realpath(tmp_root)}, key=len, reverse=True)
+
+    def sink(e: Exclusion) -> None:
+        detail = e.detail
+        for path in scratch:
+            detail = detail.replace(path, "<workdir>")
+        excluded.write_record((dataclasses.replace(e, detail=detail) if detail != e.detail else e).to_dict())
+
+    counter = Counter(sink=sink)
     extra_files: dict[str, list] = {}
     try:
         examples = _repo_examples(task, tmp_root, counter, summary, extra_files)
@@ -179,9 +190,48 @@ def process_repo(task: RepoTask) -> ShardSummary:
     write_json(staging / DONE_FILE, {"fingerprint": fp, "examples": summary.examples,
                                      "excluded": summary.excluded, "files": summary.files,
                                      "tool_versions": summary.tool_versions})
-    shutil.rmtree(shard, ignore_errors=True)
-    os.replace(staging, shard)
+    _commit_shard(staging, shard, fp)
     return summary
+
+
+def _new_staging(shard: Path) -> Path:
+    # pid + random: two processes (a Ray worker on another node, a leftover of a killed run) never share one.
+    staging = shard.parent / f"{STAGING_PREFIX}{shard.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _commit_shard(staging: Path, shard: Path, fingerprint: str | None) -> None:
+    """Move a complete staging directory into place.  The rename is atomic: readers see the old shard, no shard,
+    or the new one, never a mix.  Should another process have committed the same shard meanwhile (a finished
+    shard with the same fingerprint), that one is kept."""
+    for _ in range(5):
+        shutil.rmtree(shard, ignore_errors=True)
+        try:
+            os.replace(staging, shard)
+            return
+        except OSError:  # ENOTEMPTY/EEXIST: someone else's rename landed between our rmtree and replace
+            if fingerprint is not None and shard_is_done(shard, fingerprint):
+                shutil.rmtree(staging, ignore_errors=True)
+                return
+    raise OSError(f"could not move shard {staging} into place at {shard}: another process keeps replacing it")
+
+
+def record_failed_task(task: RepoTask, exc: BaseException) -> ShardSummary:
+    """A repository whose task produced no result (its worker died; an error escaped ``process_repo``): write a
+    shard holding the recorded reason so the merged files say what happened, but no DONE marker, so the next run
+    retries it."""
+    shard = Path(task.shard)
+    staging = _new_staging(shard)
+    what = "worker died" if isinstance(exc, WorkerDied) else type(exc).__name__
+    with AtomicWriter(staging / EXCLUDED_FILE) as w:
+        w.write_record(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR, f"{what}: {exc}",
+                                 task.name).to_dict())
+    (staging / SPLIT_FILE).write_text("")
+    write_json(staging / STATS_FILE, {"repository": task.name, "status": "error", "examples": 0, "files": 0,
+                                      "dropped": {str(Reason.INTERNAL_ERROR): 1}, "kept": {}})
+    _commit_shard(staging, shard, None)
+    return ShardSummary(task.name, excluded=1, status="error")
 
 
 def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSummary,
@@ -247,20 +297,62 @@ class BuildSummary:
 
 
 def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
+    """Run every repository (resuming finished shards unless ``config.force``) and merge the shards.
+
+    Memory: only one small ``ShardSummary`` per repository is kept here; records stay in the shard files and the
+    merge streams them, so the build's footprint does not grow with the number of repositories."""
     out = lang_dir(config)
     shards_root = out / SHARDS_DIR
     shards_root.mkdir(parents=True, exist_ok=True)
-    names = unique_names(config.repos)
-    tasks = [RepoTask(spec, name, str(shards_root / _shard_dirname(name)), config)
-             for spec, name in zip(config.repos, names)]
-    results: dict[str, ShardSummary] = {}
-    for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
-                                                  kind=config.executor, ray_address=config.ray_address),
-                                        len(tasks), progress, config.language):
-        results[task.name] = summary
-    ordered = [results[t.name] for t in tasks]
-    stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
+    with _exclusive(shards_root / LOCK_FILE, out):
+        _remove_leftovers(out, shards_root)
+        names = unique_names(config.repos)
+        tasks = [RepoTask(spec, name, str(shards_root / _shard_dirname(name)), config)
+                 for spec, name in zip(config.repos, names)]
+        results: dict[str, ShardSummary] = {}
+        for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
+                                                      kind=config.executor, ray_address=config.ray_address,
+                                                      on_error=record_failed_task),
+                                            len(tasks), progress, config.language):
+            results[task.name] = summary
+        ordered = [results[t.name] for t in tasks]
+        stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
     return BuildSummary(ordered, out, stats)
+
+
+class _exclusive:
+    """An advisory lock on the output directory: two builds writing the same shards would undo each other."""
+
+    def __init__(self, path: Path, out: Path) -> None:
+        self.path, self.out, self.fd = path, out, -1
+
+    def __enter__(self) -> "_exclusive":
+        import fcntl
+
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self.fd)
+            raise SystemExit(f"another build is writing to {self.out}; wait for it to finish or choose another "
+                             "--output") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        os.close(self.fd)  # closing releases the lock
+
+
+def _remove_leftovers(out: Path, shards_root: Path) -> None:
+    """Staging directories and half-written files of a killed run (never complete shards: those were renamed
+    into place whole).  Safe under the lock: no other build of this directory is running."""
+    for entry in os.scandir(shards_root):
+        if entry.name.startswith(STAGING_PREFIX):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    for directory in (out, shards_root):
+        for entry in os.scandir(directory):
+            # AtomicWriter's temporary names: .<final name>.<random>.tmp
+            if entry.is_file(follow_symlinks=False) and entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                os.unlink(entry.path)
 
 
 def _with_progress(items: Iterator, total: int, enabled: bool, language: str) -> Iterator:
@@ -285,6 +377,8 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
     """Concatenate shards in repository order into the final files (streamed, atomically replaced)."""
     names = {SPLIT_FILE}
     for shard in shards:
+        if not (shard / STATS_FILE).exists():
+            raise RuntimeError(f"shard {shard} is missing or incomplete; rerun the build to redo that repository")
         names.update(n for n in os.listdir(shard) if n.endswith(".jsonl"))
     for fname in sorted(names):
         with AtomicWriter(out / fname) as w:
