@@ -1,0 +1,91 @@
+"""Implementation style of a target function with respect to its auxiliary function.
+
+* ``black_box``: the target *calls* the auxiliary (an ``ast.Call`` whose ``func`` is ``Name(aux)``);
+* ``reference``: it only refers to it without calling it (``key=aux``, ``map(aux, xs)``);
+* ``white_box``: it does neither -- the model re-implemented the logic (or redefined the name locally);
+* ``unparseable``: the prompt plus completion is not valid Python, so there is nothing to classify.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+
+
+class Style(str, enum.Enum):
+    BLACK_BOX = "black_box"
+    REFERENCE = "reference"
+    WHITE_BOX = "white_box"
+    UNPARSEABLE = "unparseable"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def _target_def(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    found = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            found = node  # the last definition wins, as at run time
+    return found
+
+
+def _binds_locally(fn: ast.FunctionDef | ast.AsyncFunctionDef, aux: str) -> bool:
+    """Is ``aux`` a parameter or assigned/defined inside the target (so ``aux(...)`` is not the auxiliary)?"""
+    args = fn.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    if aux in params:
+        return True
+    for node in ast.walk(fn):
+        if node is fn:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == aux:
+            return True
+        if isinstance(node, ast.Name) and node.id == aux and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name) == aux:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class StyleResult:
+    style: Style
+    calls: int = 0  # calls of the auxiliary inside the target
+    references: int = 0  # other loads of its name
+
+
+def classify_source(source: str, target: str, auxiliary: str) -> StyleResult:
+    """Classify the implementation of ``target`` in ``source`` (prompt + truncated completion)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return StyleResult(Style.UNPARSEABLE)
+    fn = _target_def(tree, target)
+    if fn is None:
+        return StyleResult(Style.UNPARSEABLE)
+    return classify_function(fn, auxiliary)
+
+
+def classify_function(fn: ast.FunctionDef | ast.AsyncFunctionDef, auxiliary: str) -> StyleResult:
+    if _binds_locally(fn, auxiliary):
+        return StyleResult(Style.WHITE_BOX)
+    called: set[int] = set()
+    calls = 0
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == auxiliary:
+            calls += 1
+            called.add(id(node.func))
+    references = sum(
+        1
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Name) and node.id == auxiliary and isinstance(node.ctx, ast.Load)
+        and id(node) not in called
+    )
+    if calls:
+        return StyleResult(Style.BLACK_BOX, calls, references)
+    if references:
+        return StyleResult(Style.REFERENCE, 0, references)
+    return StyleResult(Style.WHITE_BOX)
