@@ -1,0 +1,60 @@
+"""The hardened runner: timeouts kill the whole process group, output is capped, absent tools are named."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import pytest
+
+from benchsmith.runner import Limits, ToolMissing, run
+
+
+def test_timeout_kills_grandchildren(tmp_path):
+    pidfile = tmp_path / "pid"
+    code = (
+        "import subprocess, sys, time\n"
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    start = time.monotonic()
+    res = run([sys.executable, "-c", code], timeout=1.5)
+    assert res.timed_out and res.returncode is None
+    assert time.monotonic() - start < 10
+    grandchild = int(pidfile.read_text())
+    time.sleep(0.2)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed process may linger as a zombie until its new parent reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_output_is_capped_and_drained():
+    res = run([sys.executable, "-c", "import sys\nfor _ in range(2000): sys.stdout.write('x' * 10000)"],
+              output_cap=100_000, timeout=30)
+    assert res.truncated and len(res.stdout) == 100_000
+
+
+def test_stdin_is_closed_and_limits_apply():
+    res = run([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], timeout=10)
+    assert res.stdout.strip() == "''"
+    res = run([sys.executable, "-c", "open('big', 'w').write('x' * 10_000_000)"], timeout=10,
+              limits=Limits(file_size=1_000_000), cwd="/tmp")
+    assert res.returncode != 0
+    if os.path.exists("/tmp/big"):
+        assert os.path.getsize("/tmp/big") <= 1_000_000
+        os.unlink("/tmp/big")
+
+
+def test_missing_tool_says_what_to_do():
+    with pytest.raises(ToolMissing, match="make setup"):
+        run(["definitely-not-a-tool-xyz"])
