@@ -49,6 +49,10 @@ generated-members=
 ignored-modules=
 """
 
+# What ast.parse raises on hostile input: besides syntax errors, a 100k-deep expression exhausts the C parser's
+# recursion limit (RecursionError) or its stack (MemoryError).  Either is the file's problem, not the repository's.
+_UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
 _OWNER_RE = re.compile(r"^(?:Class|Instance of) '([^']+)' has no '([^']+)' member")
 _QUOTED_RE = re.compile(r"'([^']+)'")
 _NAME_AT_RE = re.compile(r"[A-Za-z_][\w]*")
@@ -137,7 +141,7 @@ class ModuleIndex:
             return file
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except _UNPARSABLE:
             return file
         for node in tree.body:
             if isinstance(node, ast.ImportFrom):
@@ -176,7 +180,7 @@ def stub_file(src: SourceFile, index: ModuleIndex) -> FileStubs | None:
     """The stubbed text of one file, or None when it has no project imports (or does not parse)."""
     try:
         tree = ast.parse(src.text)
-    except (SyntaxError, ValueError):
+    except _UNPARSABLE:
         return None
     lines = src.text.splitlines(keepends=True)
     if not lines:
@@ -333,9 +337,11 @@ class PythonAnalyzer(Analyzer):
         for f in snapshot.files:
             try:
                 ast.parse(f.text)
-            except (SyntaxError, ValueError) as exc:
+            except _UNPARSABLE as exc:
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.SYNTAX_ERROR,
-                                                   f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}", repo))
+                                                   f"line {getattr(exc, 'lineno', '?')}: "
+                                                   f"{getattr(exc, 'msg', None) or f'{type(exc).__name__}: nested too deeply to parse'}",
+                                                   repo))
                 continue
             s = stub_file(f, index)
             if s is not None:
