@@ -442,6 +442,7 @@ class FileInfo:
     star_exports: list[str] = field(default_factory=list)
     local_exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name
     heritage: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)  # class -> [(base, member)]
+    members: dict[str, set[str]] = field(default_factory=dict)  # class/interface/enum -> member names
     other_module_syntax: bool = False  # a top-level export or an import we keep
 
 
@@ -772,6 +773,12 @@ class TypeScriptAnalyzer(Analyzer):
             info.declared.add("default")
         if decl is not None:
             self._declare(decl, info)
+            name = _name(decl.child_by_field_name("name"))
+            if "default" in info.declared and name:  # `export default class X`: members reachable as 'default'
+                if name in info.members:
+                    info.members["default"] = info.members[name]
+                if name in info.heritage:
+                    info.heritage["default"] = info.heritage[name]
             return
         clause = next((c for c in node.named_children if c.type == "export_clause"), None)
         if clause is None:
@@ -817,6 +824,8 @@ class TypeScriptAnalyzer(Analyzer):
             bases = _heritage(node)
             if bases:
                 info.heritage[_name(name)] = bases
+        if t in ("class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"):
+            info.members.setdefault(_name(name), set()).update(_members(node))
 
     def plan(self, snapshot: RepoSnapshot, configs: Mapping[str, str] | None = None,
              exclusions: list[Exclusion] | None = None) -> Plan:
@@ -869,32 +878,62 @@ class TypeScriptAnalyzer(Analyzer):
         return StubbedFile(info.path, "".join(pieces), lines, locals_)
 
     # -- attribution ----------------------------------------------------------------------------------------
-    def defining_file(self, plan: Plan, target: str, name: str | None, depth: int = 0) -> str:
+    def defining_file(self, plan: Plan, target: str, name: str | None) -> str:
         """The project file that declares ``name`` as exported by ``target``, following re-exports."""
+        return self._export_origin(plan, target, name)[0]
+
+    def _export_origin(self, plan: Plan, target: str, name: str | None, depth: int = 0) -> tuple[str, str | None]:
+        """(file, name there) of the declaration ``target`` exports as ``name``."""
         info = plan.files.get(target)
         if info is None or name is None or name == "*" or depth > 6:
-            return target
+            return target, name
         if name in info.declared and name not in info.local_exports:
-            return target
+            return target, name
         for spec, imported, exported in info.reexports:
             if exported == name:
                 nxt = plan.resolver.resolve(spec, target)
                 if nxt:
-                    return self.defining_file(plan, nxt, None if imported == "*" else imported, depth + 1)
+                    return self._export_origin(plan, nxt, None if imported == "*" else imported, depth + 1)
         local = info.local_exports.get(name, name)
         if local in info.declared:
-            return target
+            return target, local
         for site in info.sites:
             for b in site.bindings:
                 if b.local == local and site.target:
-                    return self.defining_file(plan, site.target, b.imported, depth + 1)
+                    return self._export_origin(plan, site.target, b.imported, depth + 1)
         for spec in info.star_exports:
             nxt = plan.resolver.resolve(spec, target)
             if nxt:
-                found = self.defining_file(plan, nxt, name, depth + 1)
-                if name in plan.files[found].declared:
+                found, there = self._export_origin(plan, nxt, name, depth + 1)
+                if there is not None and there in plan.files[found].declared:
+                    return found, there
+        return target, name
+
+    def member_file(self, plan: Plan, file: str, cls: str | None, member: str, depth: int = 0) -> str | None:
+        """The file declaring ``member`` of class/interface ``cls`` of ``file``, walking ``extends`` across files
+        (``subject.subscribe`` on an AsyncSubject is declared in Observable.ts); None when not found."""
+        info = plan.files.get(file)
+        if info is None or cls is None or depth > 8:
+            return None
+        if member in info.members.get(cls, ()):
+            return file
+        for base, via in info.heritage.get(cls, []):
+            if via is None and base in info.members:
+                found = self.member_file(plan, file, base, member, depth + 1)
+                if found:
                     return found
-        return target
+                continue
+            binding = next((b for site in info.sites for b in site.bindings if b.local == base), None)
+            if binding is None or binding.site.target is None:
+                continue
+            export = via if via is not None else binding.imported
+            if export is None:
+                continue
+            origin, name = self._export_origin(plan, binding.site.target, export)
+            found = self.member_file(plan, origin, name, member, depth + 1)
+            if found:
+                return found
+        return None
 
     def _owner(self, quoted: list[str], stub: StubbedFile, info: FileInfo) -> tuple[Binding, str | None] | None:
         """The stub a member diagnostic is about: a quoted type is a stub (``'A'``, ``'typeof A'``,
@@ -954,7 +993,11 @@ class TypeScriptAnalyzer(Analyzer):
         if site.unresolved_by_tsc or site.target is None:
             return None
         line, col = info.positions.line_col(offset)
-        defining = self.defining_file(plan, site.target, export)
+        origin, there = self._export_origin(plan, site.target, export)
+        defining = origin
+        if code in MEMBER_CODES and there is not None and there != ident:
+            # a member of an imported class: the file that declares it, up the class's `extends` chain
+            defining = self.member_file(plan, origin, there, ident) or origin
         return CrossFileRef(path, line, col, ident, binding.local, defining, code, message)
 
     # -- main ------------------------------------------------------------------------------------------------
@@ -1136,6 +1179,35 @@ def _heritage(node) -> list[tuple[str, str | None]]:
                     inner = v.named_children[0] if v.named_children else None
                     if inner is not None and inner.type in ("type_identifier", "identifier"):
                         out.append((_name(inner), None))
+    return out
+
+
+_MEMBER_NODES = frozenset({"public_field_definition", "method_definition", "method_signature", "property_signature",
+                           "abstract_method_signature", "enum_assignment"})
+
+
+def _members(node) -> set[str]:
+    """Member names of a class/interface/enum declaration (constructor parameter properties included)."""
+    body = node.child_by_field_name("body")
+    out: set[str] = set()
+    if body is None:
+        return out
+    for c in body.named_children:
+        if c.type == "property_identifier" or c.type == "string":  # enum members
+            out.add(_name(c).strip("'\""))
+        elif c.type in _MEMBER_NODES:
+            name = c.child_by_field_name("name")
+            if name is None:
+                continue
+            text = _name(name).strip("'\"")
+            out.add(text)
+            if c.type == "method_definition" and text == "constructor":
+                params = c.child_by_field_name("parameters")
+                for p in params.named_children if params is not None else []:
+                    if any(x.type in ("accessibility_modifier", "readonly", "override_modifier") for x in p.children):
+                        pat = p.child_by_field_name("pattern")
+                        if pat is not None and pat.type == "identifier":
+                            out.add(_name(pat))
     return out
 
 

@@ -82,6 +82,9 @@ def test_import_forms_each_yield_a_reference(analysed):
         assert key in app, f"no reference {key} in src/app.ts; found {sorted(app)}"
         assert app[key].defining_file == defining, (key, app[key])
         assert app[key].diagnostic == code, (key, app[key])
+    # a member inherited across files is attributed to the file declaring it, up the `extends` chain
+    assert app[("label", "Special")].defining_file == "src/special.ts"
+    assert app[("area", "Special")].defining_file == "src/shapes.ts"
     assert ("side", "Shape") not in app  # declared in the file itself
     inherited = [r for r in result.refs if r.file == "src/app.ts" and r.symbol == "area" and "Square" in r.message]
     assert inherited and inherited[0].defining_file == "src/shapes.ts"
