@@ -452,7 +452,7 @@ class _Zygote:
         try:
             env = _child_env("/")
             self.proc = subprocess.Popen(
-                [interpreter, "-S", "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()),
+                [interpreter, "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()),
                  "1" if netns else "0", "1" if private_fs else "0", str(int(scratch_mb))],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, env=env, cwd="/", start_new_session=True,

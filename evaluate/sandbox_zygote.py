@@ -1,6 +1,6 @@
 """Fork server ("zygote") for the sandbox: a pristine interpreter that forks one confined child per program.
 
-Pure standard library, run as its own process (``python -S -s -B -c <this file> FD NETNS PROC``) by
+Pure standard library, run as its own process (``python -s -B -c <this file> FD NETNS PROC SCRATCH_MB``) by
 :mod:`benchsmith.evaluate.sandbox`; never imported by benchsmith itself.  It never executes untrusted code.
 
 At start it unshares new pid, network and mount namespaces and forks ``Z``, PID 1 of the new pid namespace,

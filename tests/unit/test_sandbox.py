@@ -35,6 +35,7 @@ def test_isolation_is_described(sandbox):
         ("def f(:\n    pass", Verdict.FAILED, 1),
         ("import sys\nsys.exit(0)", Verdict.PASSED, 0),
         ("import os\nos._exit(3)", Verdict.FAILED, 3),
+        ("exit(4)", Verdict.FAILED, 4),  # site builtins exist, as in `python program.py`
     ],
 )
 def test_exit_semantics_match_the_interpreter(sandbox, program, verdict, code):
