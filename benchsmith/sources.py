@@ -116,8 +116,7 @@ def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
             repo = git.Repo.clone_from(spec.source, dest, depth=1, env=env, multi_options=["--no-recurse-submodules"])
     except Exception as exc:  # noqa: BLE001 - every clone failure is recorded, none aborts the run
         shutil.rmtree(dest, ignore_errors=True)
-        msg = str(exc).strip().splitlines()
-        raise SourceError(Reason.CLONE_FAILED, f"{spec.source}: {msg[-1] if msg else exc}") from None
+        raise SourceError(Reason.CLONE_FAILED, f"{spec.source}: {_git_failure(exc)}") from None
     head = repo.head.commit
     created = None
     try:
@@ -128,6 +127,18 @@ def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
     if created is None or repo.git.rev_parse("--is-shallow-repository") == "true":
         created = None  # a shallow history's oldest commit is not the repository's first commit
     return Checkout(spec=spec, name=name, path=str(dest), commit=head.hexsha, created=created, kind="git")
+
+
+def _git_failure(exc: Exception) -> str:
+    """The line of git's stderr that says what went wrong (``fatal: unable to access ...: Could not resolve
+    host``), not the quoting gitpython wraps around it."""
+    lines = [ln.strip().strip("'").strip() for ln in str(getattr(exc, "stderr", "") or exc).splitlines()]
+    lines = [ln.removeprefix("stderr:").strip().strip("'") for ln in lines]
+    errors = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    if errors:
+        return " / ".join(errors)
+    meaningful = [ln for ln in lines if ln and not ln.startswith(("Cloning into", "cmdline:"))]
+    return meaningful[-1] if meaningful else type(exc).__name__
 
 
 def _archive_date(path: Path) -> str | None:
