@@ -60,6 +60,7 @@ class SplitSource:
 class OutputSummary:
     counts: dict[str, int] = field(default_factory=dict)  # split -> records
     paths: dict[str, Path] = field(default_factory=dict)  # format -> where it was written
+    hub_url: str | None = None
 
 
 class SchemaError(ValueError):
@@ -267,13 +268,17 @@ def write_outputs(
     out_dir: str | os.PathLike,
     formats: Iterable[str] = ("jsonl", "hf", "parquet"),
     *,
+    push_to_hub: str | None = None,
+    token: str | None = None,
     on_split: Callable[[str], None] | None = None,
 ) -> OutputSummary:
     """Write the requested formats from the JSONL files under ``out_dir`` (``jsonl``: check they all read back).
     Each format is written to a temporary directory and swapped in whole, so a failure never leaves half a
-    dataset next to a good one."""
+    dataset next to a good one.  ``push_to_hub="user/name"`` then uploads ``DIR/hf`` (written for it if not
+    asked for) with ``DIR/README.md`` as its card when that exists: write the card first."""
     kinds = []
-    for f in formats:
+    formats = list(formats) + (["hf"] if push_to_hub else [])
+    for f in dict.fromkeys(formats):
         try:
             kinds.append(OutputFormat(str(f)))
         except ValueError:
@@ -313,11 +318,19 @@ def write_outputs(
             dd[src.name].to_parquet(str(target))
         _replace_dir(tmp, root / PARQUET_DIR)
         summary.paths["parquet"] = root / PARQUET_DIR
+    if push_to_hub:
+        summary.hub_url = _push(root / HF_DIR, push_to_hub, token=token)
     return summary
 
 
 def push_to_hub(dataset_dir: str | os.PathLike, repo_id: str, token: str | None = None, private: bool = True,
                 card: str | os.PathLike | None = None) -> str:
+    """Upload ``dataset_dir`` (a saved DatasetDict) to the Hub as ``repo_id``; returns the dataset's URL."""
+    return _push(dataset_dir, repo_id, token=token, private=private, card=card)
+
+
+def _push(dataset_dir: str | os.PathLike, repo_id: str, token: str | None = None, private: bool = True,
+          card: str | os.PathLike | None = None) -> str:
     """Upload a ``save_to_disk`` DatasetDict to the Hub (needs a token with write access: ``token`` or the
     ``HF_TOKEN`` / ``huggingface-cli login`` credentials) and replace the generated card's text with ours
     (``card``, default: ``README.md`` beside ``dataset_dir``), keeping the Hub's split configuration."""

@@ -1,0 +1,226 @@
+"""The dataset card (``DIR/README.md``) written for every build.
+
+Everything comes from the files on disk -- ``DIR/<lang>/line_completion*.jsonl``, ``stats.json`` (``dropped``
+{reason: count}, ``per_repository``, ``tool_versions``) and ``excluded.jsonl`` -- plus the command and toolchain
+versions handed in.  Figures are PNGs drawn with matplotlib's Agg canvas without a creation stamp, so the same
+build gives the same card and the same figure bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Sequence
+
+from benchsmith.jsonio import AtomicWriter, read_jsonl
+
+FIGURES_DIR = "figures"
+_NOT_LANGUAGES = {"hf", "parquet", "figures", "humanext"}
+_BASE = "line_completion"
+# Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``).
+_PACKAGES = ("benchsmith", "tree-sitter", "tree-sitter-python", "tree-sitter-java", "tree-sitter-typescript",
+             "tree-sitter-c-sharp", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
+
+
+@dataclass
+class LanguageStats:
+    language: str
+    settings: dict[str, int] = field(default_factory=dict)  # file stem -> examples
+    repositories: dict[str, int] = field(default_factory=dict)  # repository -> examples
+    per_repository: list[dict] = field(default_factory=list)  # stats.json rows
+    dropped: dict[str, int] = field(default_factory=dict)
+    stages: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # reason -> stages
+    groundtruth_chars: list[int] = field(default_factory=list)
+    prompt_lines: list[int] = field(default_factory=list)
+    tool_versions: dict[str, str] = field(default_factory=dict)
+
+
+def _language_dirs(root: Path) -> list[Path]:
+    return sorted(
+        p for p in root.iterdir()
+        if p.is_dir() and p.name not in _NOT_LANGUAGES and not p.name.startswith(".")
+        and (any(p.glob("line_completion*.jsonl")) or (p / "stats.json").is_file())
+    )
+
+
+def collect(root: Path) -> list[LanguageStats]:
+    out = []
+    for lang_dir in _language_dirs(root):
+        st = LanguageStats(lang_dir.name)
+        files = sorted(lang_dir.glob("line_completion*.jsonl"))
+        for path in files:
+            st.settings[path.stem] = sum(1 for _ in read_jsonl(path))
+        # Prompts and groundtruths are the same in every setting: read them once, from the base file if present.
+        main = lang_dir / f"{_BASE}.jsonl"
+        main = main if main.is_file() else (files[0] if files else None)
+        if main is not None:
+            for rec in read_jsonl(main):
+                repo = str(rec.get("metadata", {}).get("repository", "?"))
+                st.repositories[repo] = st.repositories.get(repo, 0) + 1
+                st.groundtruth_chars.append(len(rec.get("groundtruth", "")))
+                st.prompt_lines.append(rec.get("prompt", "").count("\n") + 1)
+        stats_path = lang_dir / "stats.json"
+        excluded = lang_dir / "excluded.jsonl"
+        counted: Counter[str] = Counter()
+        if excluded.is_file():
+            for rec in read_jsonl(excluded):
+                reason = str(rec.get("reason", "?"))
+                counted[reason] += 1
+                st.stages[reason].add(str(rec.get("stage", "?")))
+        if stats_path.is_file():
+            stats = json.loads(stats_path.read_text(encoding="utf-8"))
+            st.dropped = {str(k): int(v) for k, v in stats.get("dropped", {}).items()}
+            st.per_repository = list(stats.get("per_repository", []))
+            st.tool_versions = {str(k): str(v) for k, v in stats.get("tool_versions", {}).items()}
+        else:
+            st.dropped = dict(counted)
+        out.append(st)
+    return out
+
+
+def package_versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]], right_from: int = 1) -> list[str]:
+    def cell(v: object) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "| " + " | ".join("---" if i < right_from else "---:" for i in range(len(header))) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _quantiles(values: list[int]) -> tuple[str, str, str, str]:
+    if not values:
+        return ("-", "-", "-", "-")
+    v = sorted(values)
+    pick = lambda q: v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]  # noqa: E731 - nearest rank
+    return (f"{sum(v) / len(v):.1f}", str(pick(0.5)), str(pick(0.9)), str(v[-1]))
+
+
+def draw_histogram(path: Path, title: str, xlabel: str, series: dict[str, list[int]]) -> None:
+    """A deterministic PNG: Agg canvas, fixed size and bins, no software/date metadata."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    values = [x for xs in series.values() for x in xs]
+    if values:
+        edges = np.histogram_bin_edges(np.asarray(values, dtype=float), bins=min(40, max(5, len(set(values)))))
+        for name, xs in series.items():
+            if xs:
+                ax.hist(xs, bins=edges, histtype="step", linewidth=1.5, label=f"{name} (n={len(xs)})")
+        ax.legend(loc="upper right")
+    else:
+        ax.text(0.5, 0.5, "no examples", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("examples")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format="png", metadata={"Software": None})
+    os.replace(tmp, path)
+
+
+def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_versions: dict[str, str]) -> str:
+    total = sum(max(st.settings.values(), default=0) for st in langs)
+    lines = [
+        "---",
+        "pretty_name: Cross-file code completion benchmark (CrossCodeEval format)",
+        "tags:", "- code", "- code-completion", "- crosscodeeval",
+        "task_categories:", "- text-generation",
+        "---",
+        "",
+        "# Cross-file code completion benchmark",
+        "",
+        f"Built by benchsmith in the CrossCodeEval format: {total} examples in {len(langs)} language(s). "
+        "Each example's groundtruth uses a name defined in another file of its repository.",
+        "Files are drop-in for the original CrossCodeEval scripts: `<language>/line_completion.jsonl` has no "
+        "cross-file context; `line_completion_rg1_<retriever>.jsonl` retrieves with the last lines of the prompt, "
+        "`line_completion_oracle_<retriever>.jsonl` with the last lines of prompt + groundtruth.",
+        "",
+        "## Examples per language and setting",
+        "",
+    ]
+    settings = sorted({s for st in langs for s in st.settings}, key=lambda s: (s != _BASE, s))
+    lines += _table(["language", *settings], [[st.language, *[st.settings.get(s, "-") for s in settings]]
+                                              for st in langs])
+    lines += ["", "## Examples per repository", ""]
+    rows = []
+    for st in langs:
+        info = {r.get("repository"): r for r in st.per_repository}
+        for repo in sorted(set(st.repositories) | set(info)):
+            r = info.get(repo, {})
+            rows.append([st.language, repo, st.repositories.get(repo, 0), r.get("files", "-"), r.get("excluded", "-"),
+                         r.get("status", "-")])
+    lines += _table(["language", "repository", "examples", "files", "excluded", "status"], rows, right_from=2)
+    lines += ["", "## Exclusions by reason", "",
+              "Every dropped repository, file or candidate example is recorded with its reason in "
+              "`<language>/excluded.jsonl`; counts from `<language>/stats.json`.", ""]
+    reasons = sorted({r for st in langs for r in st.dropped}, key=lambda r: (-sum(st.dropped.get(r, 0) for st in langs), r))
+    if reasons:
+        rows = []
+        for reason in reasons:
+            stages = sorted({s for st in langs for s in st.stages.get(reason, set())})
+            counts = [st.dropped.get(reason, 0) for st in langs]
+            rows.append([reason, ", ".join(stages) or "-", *counts, sum(counts)])
+        lines += _table(["reason", "stage", *[st.language for st in langs], "total"], rows, right_from=2)
+    else:
+        lines.append("Nothing was excluded.")
+    lines += ["", "## Lengths", ""]
+    rows = []
+    for st in langs:
+        rows.append([st.language, "groundtruth (characters)", *_quantiles(st.groundtruth_chars)])
+        rows.append([st.language, "prompt (lines)", *_quantiles(st.prompt_lines)])
+    lines += _table(["language", "length", "mean", "median", "p90", "max"], rows, right_from=2)
+    lines += ["", f"![groundtruth length]({FIGURES_DIR}/groundtruth_length.png)", "",
+              f"![prompt length]({FIGURES_DIR}/prompt_length.png)", ""]
+    versions = {**package_versions()}
+    for st in langs:
+        versions.update(st.tool_versions)
+    versions.update({str(k): str(v) for k, v in tool_versions.items()})
+    lines += ["## How it was built", "", "```bash", shlex.join(list(command)) or "(command not recorded)", "```", "",
+              "Versions:", ""]
+    lines += _table(["tool", "version"], sorted(versions.items()), right_from=2)
+    lines += ["", "## Schema", "",
+              "`prompt`, `groundtruth`, `right_context`: strings; `metadata`: `task_id`, `repository`, `file`, "
+              "`context_start_lineno`, `groundtruth_start_lineno`, `right_context_start_lineno` (+ benchsmith extras "
+              "such as `symbol`, `defining_file`); `crossfile_context`: `text` (the retrieved chunks behind line "
+              "comments) and `list` of `{retrieved_chunk, filename, score}`.",
+              "",
+              "Licenses: each example is code from its repository and keeps that repository's license.", ""]
+    return "\n".join(lines)
+
+
+def write_card(out_dir: str | os.PathLike, command: list[str], tool_versions: dict) -> Path:
+    """Write ``DIR/README.md`` and ``DIR/figures/*.png`` for the build in ``out_dir``; returns the card's path."""
+    root = Path(out_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such output directory; build the benchmark first")
+    langs = collect(root)
+    draw_histogram(root / FIGURES_DIR / "groundtruth_length.png", "Groundtruth length", "characters",
+                   {st.language: st.groundtruth_chars for st in langs})
+    draw_histogram(root / FIGURES_DIR / "prompt_length.png", "Prompt length", "lines",
+                   {st.language: st.prompt_lines for st in langs})
+    card = root / "README.md"
+    with AtomicWriter(card) as w:
+        w.write(render(root, langs, command, tool_versions or {}))
+    return card
