@@ -757,8 +757,8 @@ class Sandbox:
             return []
         _ = self.isolation  # probe once, before the threads start
         results: list[ExecResult | None] = [None] * len(programs)
-        bar: Callable[[], None] = lambda: None
         ctx = None
+        advance: Callable[[], None] | None = None
         if progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
@@ -767,17 +767,19 @@ class Sandbox:
             task = ctx.add_task("executing", total=len(programs))
             lock = threading.Lock()
 
-            def bar() -> None:
+            def tick() -> None:
                 with lock:
                     ctx.advance(task)
 
+            advance = tick
             ctx.start()
         try:
             with ThreadPoolExecutor(max_workers=min(self.workers, len(programs)),
                                     thread_name_prefix="sandbox") as pool:
                 def one(i: int) -> None:
                     results[i] = self.run(programs[i], timeout)
-                    bar()
+                    if advance is not None:
+                        advance()
 
                 for fut in [pool.submit(one, i) for i in range(len(programs))]:
                     fut.result()
