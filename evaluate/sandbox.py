@@ -1,28 +1,33 @@
 """Execute untrusted Python programs (model completions + tests) in a hardened sandbox.
 
-Every program runs as its own process, in its own session and temporary directory, through
-:func:`benchsmith.runner.run` (process group killed on timeout, stdin closed, output capped).  On top of that:
+Every program runs as its own process, in its own session and directory, with stdin from /dev/null, output
+capped (the run is killed at the cap) and a wall-clock timeout after which everything it started is killed.
+The strongest launch mode this machine allows is probed once per process (:func:`probe_isolation`,
+:attr:`Sandbox.isolation` says what is in force):
 
-* **rlimits**: CPU seconds, address space, file size, processes/threads, open files, no core dumps.
-* **no network**: the child enters a fresh network namespace (``unshare(CLONE_NEWNET)``; only a loopback that is
-  down), so it can neither reach the host's sockets nor the outside world.  As non-root this needs user
-  namespaces (``CLONE_NEWUSER|CLONE_NEWNET``); when the kernel refuses, :attr:`Isolation.network_namespace` is
-  False and a warning says so.
-* **a throwaway uid** (when we run as root): each run gets an unused uid from a private range (locked with
-  ``flock`` so concurrent sandboxes, even in other processes, never share one).  The program therefore cannot
-  read or delete our files (``/root``, pytest's tmp dirs are 0700), cannot signal its parent, and RLIMIT_NPROC
-  counts only its own processes.  After the run every process of that uid is killed (``kill(-1)`` as that uid), so
-  children that escaped the process group with ``setsid`` die too.
-* **minimal environment**: ``HOME``/``TMPDIR`` point to the run's directory, ``PATH`` is ``/usr/bin:/bin``,
-  ``PYTHONHASHSEED=0`` (deterministic verdicts), user site-packages off (``-s``).  We build the environment
-  ourselves, so ``python -I`` would add nothing but would drop ``PYTHONHASHSEED``.
+* ``root_forkserver`` (root; the default): a pristine fork server per worker (``sandbox_zygote.py``) sits in
+  its own **network namespace** (a loopback that is down: no host sockets, no outside world), **pid namespace**
+  (a program can neither see nor signal our processes; everything it started -- daemons that called setsid()
+  included -- is killed and reaped before the next run) and **mount namespace** (every file system read-only,
+  a size-limited private tmpfs on /tmp and /dev/shm that is emptied after each run, a /proc showing only the
+  namespace).  Each program is forked from it under a **throwaway uid** (one per run from a private range,
+  ``flock``-ed so concurrent sandboxes, even in other processes, never share one; RLIMIT_NPROC therefore counts
+  only the run's own processes), with rlimits (CPU seconds, address space, file size, processes, open files, no
+  core dumps) and no-new-privileges.  Forking an idle interpreter instead of starting one is the speed-up.
+* ``root_namespaces`` / ``root_uid`` (root, no fork server): the same limits around a fresh interpreter per
+  program (util-linux ``unshare``/``setpriv``; or setuid in the child and ``kill(-1)`` as that uid afterwards).
+* ``user_namespaces`` (non-root): ``unshare --user --net --pid``; the program keeps our uid, so our files are
+  as readable to it as to us.  ``plain``: rlimits only, with a warning when no network namespace is possible.
+
+The environment is minimal in every mode: ``HOME``/``TMPDIR`` = the run's directory, ``PATH`` = system
+directories, ``PYTHONHASHSEED=0`` (same verdicts on every run), no user site-packages (``-s``).  We build the
+environment ourselves, so ``python -I`` would add nothing but would drop ``PYTHONHASHSEED``.
 
 The ``container`` backend runs the same program in the sandbox image (``containers/sandbox.Dockerfile``) with
-``--network none``, memory and pids limits, a read-only root file system and an unprivileged user.
+``--network none``, memory and pids limits, a read-only root file system, ``--cap-drop ALL`` and uid 65534.
 
 A program PASSES iff it exits with status 0; the other verdicts say why it did not.
 """
-
 from __future__ import annotations
 
 import ctypes
