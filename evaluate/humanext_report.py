@@ -418,11 +418,17 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(stderr=True, quiet=getattr(args, "quiet", False))
+    from .sandbox import SandboxUnavailable
+
     try:
         report = score(args, console)
     except ReportInputError as exc:
         print(f"benchsmith score humanext: {exc}", file=sys.stderr)
         return 2
+    except SandboxUnavailable as exc:
+        print(f"benchsmith score humanext: the sandbox cannot run here: {exc} (try --backend container)",
+              file=sys.stderr)
+        return 3
     console.print(f"wrote {report}")
     return 0
 
