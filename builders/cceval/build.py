@@ -142,7 +142,9 @@ def process_repo(task: RepoTask) -> ShardSummary:
                             excluded=done.get("excluded", 0), files=done.get("files", 0),
                             tool_versions=done.get("tool_versions", {}))
     start = time.monotonic()
-    tmp_root = Path(tempfile.mkdtemp(prefix="benchsmith-", dir=cfg.workdir))
+    scratch_base = scratch_dir(cfg)
+    scratch_base.mkdir(parents=True, exist_ok=True)
+    tmp_root = Path(tempfile.mkdtemp(prefix="repo-", dir=scratch_base))
     staging = _new_staging(shard)
     summary = ShardSummary(task.name)
     excluded = AtomicWriter(staging / EXCLUDED_FILE)
@@ -192,6 +194,13 @@ def process_repo(task: RepoTask) -> ShardSummary:
                                      "tool_versions": summary.tool_versions})
     _commit_shard(staging, shard, fp)
     return summary
+
+
+def scratch_dir(config: BuildConfig) -> Path:
+    """Where this build's repositories are extracted and analysed: one directory per output directory, so a
+    killed run's leftovers (checkouts, stubbed trees) are found and removed by the next run of the same build."""
+    key = hashlib.sha1(str(Path(config.output).resolve() / config.language).encode()).hexdigest()[:12]
+    return Path(config.workdir or tempfile.gettempdir()) / f"benchsmith-build-{key}"
 
 
 def _new_staging(shard: Path) -> Path:
@@ -306,6 +315,7 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
     shards_root.mkdir(parents=True, exist_ok=True)
     with _exclusive(shards_root / LOCK_FILE, out):
         _remove_leftovers(out, shards_root)
+        shutil.rmtree(scratch_dir(config), ignore_errors=True)
         names = unique_names(config.repos)
         tasks = [RepoTask(spec, name, str(shards_root / _shard_dirname(name)), config)
                  for spec, name in zip(config.repos, names)]
@@ -317,6 +327,10 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
             results[task.name] = summary
         ordered = [results[t.name] for t in tasks]
         stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
+        try:
+            scratch_dir(config).rmdir()  # empty once every task cleaned up after itself
+        except OSError:
+            pass
     return BuildSummary(ordered, out, stats)
 
 
