@@ -214,14 +214,25 @@ def scan_csharp(src: SourceFile) -> CsFileInfo:
                 info.tops.append(CsTop(current, name, kind, partial, insert_at))
 
     visit(root, "")
-    for n in walk(root):
-        if n.type in TYPE_DECLS or n.type == "type_parameter":
-            nm = n.child_by_field_name("name") if n.type != "type_parameter" else next(
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "using_directive":
+            continue  # namespace names, not uses
+        if t in TYPE_DECLS or t == "type_parameter":
+            nm = n.child_by_field_name("name") if t != "type_parameter" else next(
                 (ch for ch in n.children if ch.type == "identifier"), None)
             if nm is not None:
                 info.local_names.add(nm.text.decode("utf-8", "replace"))
-        elif n.type == "identifier" and not _inside(n, ("using_directive", "namespace_declaration")):
+        elif t == "identifier":
             info.used.add(n.text.decode("utf-8", "replace"))
+            continue
+        if t in ("namespace_declaration", "file_scoped_namespace_declaration"):
+            name = n.child_by_field_name("name")
+            stack.extend(ch for ch in n.children if ch != name)
+        else:
+            stack.extend(n.children)
     return info
 
 
@@ -237,8 +248,7 @@ def _inside(node, types: tuple[str, ...]) -> bool:
 def in_body(info: CsFileInfo, text: str, offset: int) -> bool:
     """Whether a character offset lies inside a method/accessor body (mcs checks those only when the declarations
     resolved)."""
-    data = text.encode("utf-8")
-    b = len(text[:offset].encode("utf-8")) if len(data) != len(text) else offset
+    b = offset if text.isascii() else len(text[:offset].encode("utf-8"))
     node = info.tree.root_node.descendant_for_byte_range(b, b)
     while node is not None:
         if node.type in BODY_NODES:
@@ -388,6 +398,15 @@ class Shim:
             if text.startswith("override", off):
                 text = text[:off] + " " * len("override") + text[off + len("override"):]
         return text
+
+
+def reached_bodies(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
+    for d in diags:
+        if d.kind == "error" and d.file in texts:
+            off = _offset(texts[d.file], d.line, d.col)
+            if off is not None and in_body(infos[d.file], texts[d.file], off):
+                return True
+    return False
 
 
 def _arity_at(text: str, at: int) -> int:
@@ -556,9 +575,7 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     orig = plan.insertions.to_original(name_at)
     if orig is None or not original.startswith(symbol, orig):
         return None
-    line, col = LineIndex(original).position(orig) if len(original) < 2_000_000 else (None, None)
-    if line is None:
-        return None
+    line, col = _line_index(original).position(orig)
     t = plan.stubs[stub_name]
     return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
 
@@ -579,6 +596,20 @@ def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: d
                 seen.add(cands[0].fqn)
                 queue.append(cands[0])
     return None
+
+
+_LINE_INDEX: dict[int, tuple[str, LineIndex]] = {}
+
+
+def _line_index(text: str) -> LineIndex:
+    hit = _LINE_INDEX.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    if len(_LINE_INDEX) > 4096:
+        _LINE_INDEX.clear()
+    idx = LineIndex(text)
+    _LINE_INDEX[id(text)] = (text, idx)
+    return idx
 
 
 def _name_near(text: str, pos: int, name: str) -> int | None:
@@ -733,7 +764,9 @@ class CSharpAnalyzer(Analyzer):
             project_ns = {ns for i in infos.values() for ns in i.namespaces}
             orig_tree = workdir / "original"
             stub_tree = workdir / "stubbed"
-            shim = Shim()
+            # Every namespace a file imports gets an empty declaration up front: harmless where the framework has
+            # it, and it saves a compile round where a library is missing.
+            shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
             rounds = 0
             while True:
                 shutil.rmtree(orig_tree, ignore_errors=True)
@@ -747,6 +780,10 @@ class CSharpAnalyzer(Analyzer):
                     return self._fail(result, repo, before.error)
                 rounds += 1
                 if kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS:
+                    break
+                # Once mcs reports anything inside a method body it got past the declarations: more placeholders
+                # (attributes it checks late) would only cost another round.
+                if reached_bodies(before.diagnostics, infos, texts):
                     break
                 if not shim_fixes(before.diagnostics, infos, texts, shim, project_ns):
                     break
