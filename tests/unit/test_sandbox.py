@@ -223,3 +223,14 @@ def test_every_exec_launch_mode_runs_programs(mode):
     assert net.verdict is Verdict.FAILED
     if iso.network_namespace:
         assert "unreachable" in net.stderr
+
+
+def test_missing_network_namespace_is_detected_and_said(monkeypatch):
+    """Where the kernel grants no namespace, the probe says so (warning + notes) instead of pretending."""
+    monkeypatch.setattr(sbx, "_PROBED", {})
+    monkeypatch.setattr(sbx, "_modes_to_try", lambda forkserver=True: [(LaunchMode.PLAIN, False)])
+    with pytest.warns(RuntimeWarning, match="NOT cut off from the network"):
+        iso = sbx.probe_isolation(None, forkserver=False)
+    assert iso.mode is LaunchMode.PLAIN and not iso.network_namespace and not iso.separate_uid
+    assert "NO network namespace" in iso.describe()
+    assert any("can use the network" in note for note in iso.notes)
