@@ -213,6 +213,9 @@ class RequestCache:
     def key(backend: str, model_id: str, request: GenerationRequest) -> str:
         payload = {"backend": backend, "model": model_id, **dataclasses.asdict(request)}
         payload["stop"] = list(request.stop)
+        if request.greedy:  # seed and top_p do not change a greedy completion; keep such reruns cache hits
+            payload.pop("seed")
+            payload.pop("top_p")
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

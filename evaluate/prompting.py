@@ -91,7 +91,9 @@ def truncate_right(text: str, budget: int, tokenizer: Tokenizer) -> str:
 
 @dataclass
 class AssembledPrompt:
-    text: str
+    text: str  # == crossfile + infile
+    crossfile: str = ""  # the kept cross-file context, with the newline that separates it from the code
+    infile: str = ""
     infile_tokens: int | None = None
     crossfile_tokens: int | None = None
     truncated: bool = False
@@ -109,7 +111,8 @@ def assemble(prompt: str, crossfile_text: str | None, tokenizer: Tokenizer | Non
         if max_prompt_tokens is not None:
             raise BudgetError("a prompt token budget needs the model's tokenizer; this backend has none "
                               "(give --tokenizer PATH, or drop --max-prompt-tokens)")
-        return AssembledPrompt(text=_join(cfc, prompt))
+        head = _join(cfc, "")
+        return AssembledPrompt(text=head + prompt, crossfile=head, infile=prompt)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
         raise BudgetError(f"the prompt budget is {max_prompt_tokens} tokens; raise --max-prompt-tokens or lower "
                           "--max-new-tokens")
@@ -118,6 +121,8 @@ def assemble(prompt: str, crossfile_text: str | None, tokenizer: Tokenizer | Non
         cfc_budget = crossfile_max_tokens if max_prompt_tokens is None else min(crossfile_max_tokens,
                                                                                  max_prompt_tokens)
         cut = truncate_right(cfc, cfc_budget, tokenizer)
+        if cut and count_tokens(tokenizer, _join(cut, "")) > cfc_budget:  # the separating newline counts too
+            cut = truncate_right(cfc, cfc_budget - 1, tokenizer)
         truncated |= cut != cfc
         cfc = cut
     head = _join(cfc, "")  # the context plus the separating newline, if it needs one
@@ -131,7 +136,7 @@ def assemble(prompt: str, crossfile_text: str | None, tokenizer: Tokenizer | Non
             allowed -= 1
             body = truncate_left(prompt, allowed, tokenizer)
         truncated |= body != prompt
-    return AssembledPrompt(text=head + body, infile_tokens=count_tokens(tokenizer, body),
+    return AssembledPrompt(text=head + body, crossfile=head, infile=body, infile_tokens=count_tokens(tokenizer, body),
                            crossfile_tokens=head_tokens, truncated=truncated)
 
 

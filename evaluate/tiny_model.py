@@ -27,11 +27,13 @@ PAD = "<pad>"
 
 def build_tiny_model(directory: str | Path, arch: str = "llama", seed: int = 0, vocab_size: int = 400,
                      hidden: int = 64, layers: int = 2, heads: int = 4, context: int = 512,
-                     init_range: float = 0.2, corpus: Sequence[str] = CODE_LINES) -> Path:
+                     init_range: float = 0.2, corpus: Sequence[str] = CODE_LINES, train_steps: int = 0) -> Path:
     """Write a tiny model + tokenizer to ``directory`` and return it.
 
     ``init_range`` is larger than the usual 0.02 so logits are peaked: greedy argmax then has clear winners,
-    which keeps greedy outputs stable under the tiny float differences padding introduces.
+    which keeps greedy outputs stable under the tiny float differences padding introduces.  ``train_steps > 0``
+    fits the model a little to ``corpus`` (seeded AdamW on short windows), so that its completions look like code
+    lines (newlines included) instead of random bytes.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -69,6 +71,23 @@ def build_tiny_model(directory: str | Path, arch: str = "llama", seed: int = 0, 
         model = GPT2LMHeadModel(cfg)
     else:
         raise ValueError(f"unknown tiny architecture {arch!r}; use llama or gpt2")
+    if train_steps > 0:
+        _fit(model, tok, corpus, train_steps)
     model.eval()
     model.save_pretrained(out)
     return out
+
+
+def _fit(model, tok, corpus: Sequence[str], steps: int, window: int = 96, lr: float = 3e-3) -> None:
+    import torch
+
+    ids = tok("\n".join(corpus) + "\n", return_tensors="pt").input_ids[0]
+    starts = list(range(0, max(1, len(ids) - window), window // 2))
+    batch = torch.stack([ids[s:s + window] for s in starts if len(ids[s:s + window]) == window])
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(steps):
+        loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
