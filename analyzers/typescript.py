@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Collection, Iterable, Mapping
 from benchsmith.analyzers.base import AnalysisResult, Analyzer
 from benchsmith.files import SKIP_DIRS, RepoSnapshot, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
-from benchsmith.runner import Mount, ToolMissing, repo_root, run
+from benchsmith.runner import Backend, Mount, ToolMissing, repo_root, run
 
 TSC_ENV = "BENCHSMITH_TSC"  # path to tsc.js (or bin/tsc) to use instead of the project-local pinned copy
 DEFAULT_TSC = Path(".toolchains/node/node_modules/typescript/lib/tsc.js")  # relative to repo_root()
@@ -573,6 +573,11 @@ class TypeScriptAnalyzer(Analyzer):
         return [node, f"--max-old-space-size={self.node_heap_mb}", str(tsc)]
 
     def tool_versions(self) -> dict[str, str]:
+        if self.options.backend is not Backend.LOCAL:
+            # the image's tag hashes its Dockerfile, which pins the TypeScript release
+            from benchsmith.containers import image_tag
+
+            return {"tsc_image": self.options.container_image or image_tag(self.dockerfile)}
         out: dict[str, str] = {}
         tsc = self.tsc_path()
         for pkg in (tsc.parent.parent / "package.json", tsc.parent / "package.json"):
@@ -615,6 +620,10 @@ class TypeScriptAnalyzer(Analyzer):
                                   res.duration)
         if res.truncated:
             return CompileOutcome(None, Reason.TOOL_CRASH, "tsc output exceeded the output cap", res.duration)
+        if container is not None and res.returncode == 125:  # the engine could not start it (e.g. no image)
+            return CompileOutcome(None, Reason.TOOL_MISSING, f"{container.engine.value} could not run "
+                                  f"{container.image}: {res.stderr.strip()[-300:]} (build it: `make images`)",
+                                  res.duration)
         messages = parse_tsc_output(res.stdout, files)
         located = [m for m in messages if m.file is not None]
         if res.returncode not in (0, 1, 2) or (res.returncode != 0 and not located):

@@ -13,6 +13,7 @@ import pytest
 from benchsmith.analyzers.typescript import TypeScriptAnalyzer
 from benchsmith.cli import main
 from benchsmith.files import snapshot
+from benchsmith.records import Reason
 from benchsmith.sources import extract_archive
 from tests.invariants import CCEVAL_KEYS, CCEVAL_META, load
 
@@ -113,3 +114,31 @@ def test_rxjs_build_through_cli(rxjs_src, tmp_path):
     stats = json.loads((out / "typescript" / "stats.json").read_text(encoding="utf-8"))
     assert stats["examples"] == len(examples)
     assert stats["tool_versions"]["typescript"] == "5.6.3"
+
+
+@pytest.mark.container
+def test_container_backend_matches_local(tmp_path):
+    """The same fixture analysed by tsc in the tsc.Dockerfile image and by the local pinned tsc."""
+    from benchsmith.analyzers.base import AnalyzerOptions
+    from benchsmith.containers import build_all, detect_engine
+
+    engine = detect_engine()
+    if engine is None:
+        pytest.skip("no container engine answers (`docker info` / `podman info` failed): install docker or podman")
+    tag = build_all(engine, names=["tsc"])["tsc"].tag
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "typescript" / "project"
+    results = []
+    for i, options in enumerate((AnalyzerOptions(backend=engine, container_image=tag), AnalyzerOptions())):
+        analyzer = TypeScriptAnalyzer(options)
+        snap = snapshot(fixture, analyzer.extensions, tmp_path / f"snap{i}", repo_name="fixture")
+        results.append(analyzer.analyze(snap, tmp_path / f"work{i}", configs=analyzer.read_configs(fixture)))
+    in_container, local = results
+    assert not [e for e in in_container.exclusions if e.item_id == "fixture"], in_container.exclusions
+    assert in_container.tool_versions == {"tsc_image": tag}
+    assert len(local.refs) >= 15
+    assert [r.to_dict() for r in in_container.refs] == [r.to_dict() for r in local.refs]
+    # an image the engine cannot find is a missing toolchain, not a crash
+    analyzer = TypeScriptAnalyzer(AnalyzerOptions(backend=engine, container_image="benchsmith-tsc:no-such-tag"))
+    snap = snapshot(fixture, analyzer.extensions, tmp_path / "snap-missing", repo_name="fixture")
+    missing = analyzer.analyze(snap, tmp_path / "work-missing")
+    assert [e.reason for e in missing.exclusions if e.item_id == "fixture"] == [Reason.TOOL_MISSING]
