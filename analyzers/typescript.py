@@ -116,13 +116,33 @@ class Positions:
         line = bisect.bisect_right(self.nl_starts, offset) - 1
         return line, offset - self.nl_starts[line]
 
+    def _byte_lines(self) -> list[int]:
+        """UTF-8 byte offset of each '\n'-line start (non-ASCII texts only; built once)."""
+        if not hasattr(self, "_bstarts"):
+            starts, total = [], 0
+            for i, start in enumerate(self.nl_starts):
+                starts.append(total)
+                end = self.nl_starts[i + 1] if i + 1 < len(self.nl_starts) else len(self.text)
+                total += len(self.text[start:end].encode("utf-8"))
+            self._bstarts = starts
+        return self._bstarts
+
     def to_char(self, byte: int) -> int:
+        """Char offset of a UTF-8 byte offset (converting within one line, not the whole text)."""
         if self._ascii:
             return byte
-        return len(self.text.encode("utf-8")[:byte].decode("utf-8", errors="ignore"))
+        bstarts = self._byte_lines()
+        line = bisect.bisect_right(bstarts, byte) - 1
+        start = self.nl_starts[line]
+        end = self.nl_starts[line + 1] if line + 1 < len(self.nl_starts) else len(self.text)
+        chunk = self.text[start:end].encode("utf-8")[: byte - bstarts[line]]
+        return start + len(chunk.decode("utf-8", errors="ignore"))
 
     def to_byte(self, offset: int) -> int:
-        return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
+        if self._ascii:
+            return offset
+        line = bisect.bisect_right(self.nl_starts, offset) - 1
+        return self._byte_lines()[line] + len(self.text[self.nl_starts[line]: offset].encode("utf-8"))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -462,6 +482,7 @@ class Plan:
     stubbed: dict[str, StubbedFile]
     resolver: ModuleResolver
     path_config: PathConfig
+    trees: dict[str, Any] = field(default_factory=dict)  # tree-sitter trees parsed again during attribution
 
 
 @dataclass
@@ -972,7 +993,9 @@ class TypeScriptAnalyzer(Analyzer):
         info, stub = plan.files[path], plan.stubbed[path]
         text = info.text
         if code in CALL_CODES:
-            callee = _callee_at(self, info, offset)
+            if path not in plan.trees:
+                plan.trees[path] = _parser(self.grammar_module, self.grammar_for(path)).parse(text.encode("utf-8"))
+            callee = _callee_at(plan.trees[path], info, offset)
             if callee is None:
                 return None
             offset = callee
@@ -1220,12 +1243,10 @@ def _members(node) -> set[str]:
     return out
 
 
-def _callee_at(analyzer: TypeScriptAnalyzer, info: FileInfo, offset: int) -> int | None:
+def _callee_at(tree, info: FileInfo, offset: int) -> int | None:
     """For an arity error at ``offset`` (an argument, or the call itself), the char offset of the callee's name:
     ``f(x)`` -> f, ``new A(x)`` -> A, ``ns.f(x)`` -> f."""
     pos = info.positions
-    data = info.text.encode("utf-8")
-    tree = _parser(analyzer.grammar_module, analyzer.grammar_for(info.path)).parse(data)
     b = pos.to_byte(offset)
     node = tree.root_node.descendant_for_byte_range(b, b)
     while node is not None and node.type not in ("call_expression", "new_expression"):

@@ -228,6 +228,10 @@ def test_positions_utf16_and_typescript_line_breaks():
     off = pos.from_tsc(3, 8)
     assert text[off:].startswith("bar") and pos.line_col(off) == (1, 13)
     assert pos.from_tsc(9, 1) is None and pos.from_tsc(1, 400) is None
+    # tree-sitter byte offsets <-> characters, on every boundary of a mixed text
+    for off in range(len(text) + 1):
+        b = len(text[:off].encode("utf-8"))
+        assert pos.to_byte(off) == b and pos.to_char(b) == off
 
 
 def test_stub_replaces_imports_and_keeps_every_line():
