@@ -17,7 +17,16 @@ repository's ``node_modules``), run with ``node`` directly and an environment we
 but nothing of the repository's configuration reaches it except re-based path patterns).
 
 ``.d.ts`` files take part in both compiles (other files import their declarations) but are never stubbed and
-yield no references: they hold no code to complete.
+yield no references: they hold no code to complete.  tsc reports no semantic diagnostic at all while any file has
+a syntax error, so files tsc cannot parse are recorded (``syntax_error``) and left out of both compiles.
+
+Attribution (the cursor sits right before the name that became unresolved): member codes (TS2339/TS2551/TS2694/
+TS2353/TS2561) put it before the member, whose owner the message quotes (a stub, ``typeof`` a stub, or a class of
+the file extending one); name codes (TS2348 not callable, TS2315 not generic, ...) before the stubbed name
+itself; arity codes (TS2554/TS2558 ...) before the callee.  The defining file follows re-exports (``export *``,
+``export {a as b} from``) and, for members, the ``extends`` chain across files.  TS2304/TS2305 cannot come from
+these stubs (every local name stays bound; imports are removed, not rewritten).  Pass the repository's tsconfig
+files (``read_configs(repo)``) as ``analyze(..., configs=...)`` for path-mapped imports.
 
 Subclassing (the JavaScript analyzer): override the class attributes (language, extensions, grammar, resolution
 extensions, ``namespace_stubs``, ``stub_require_calls``) and ``compiler_options``; the rest is shared.
