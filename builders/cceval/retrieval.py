@@ -166,12 +166,17 @@ class Chunk:
 
 def chunk_text(text: str, window: int, step: int) -> list[str]:
     """Windows of ``window`` non-empty lines every ``step`` lines; windows without a single token are dropped."""
+    return [chunk for chunk, _ in _tokenized_chunks(text, window, step)]
+
+
+def _tokenized_chunks(text: str, window: int, step: int) -> list[tuple[str, list[str]]]:
     lines = [line for line in text.split("\n") if line.strip()]
     out = []
     for start in range(0, len(lines), step):
         chunk = "\n".join(lines[start : start + window])
-        if tokenize(chunk):
-            out.append(chunk)
+        tokens = tokenize(chunk)
+        if tokens:
+            out.append((chunk, tokens))
     return out
 
 
@@ -195,9 +200,9 @@ class RepoChunks:
             if f.path in self.file_ranges:
                 raise ValueError(f"file {f.path!r} is listed twice for retrieval")
             begin = len(self.chunks)
-            for i, text in enumerate(chunk_text(f.text, window, step)):
+            for i, (text, tokens) in enumerate(_tokenized_chunks(f.text, window, step)):
                 self.chunks.append(Chunk(f.path, i, text))
-                self.tokens.append(tokenize(text))
+                self.tokens.append(tokens)
             self.file_ranges[f.path] = (begin, len(self.chunks))
 
     def __len__(self) -> int:
@@ -401,6 +406,18 @@ class DenseEncoder:
         return np.concatenate(out, axis=0)
 
 
+_ENCODERS: dict[tuple, DenseEncoder] = {}
+
+
+def _cached_encoder(config: RetrievalConfig) -> DenseEncoder:
+    """One loaded model per process and settings: the builder calls us once per repository."""
+    key = (config.dense_model, config.dense_batch_size, config.dense_max_length, config.dense_device)
+    if key not in _ENCODERS:
+        _ENCODERS[key] = DenseEncoder(config.dense_model or "", config.dense_batch_size, config.dense_max_length,
+                                      config.dense_device)
+    return _ENCODERS[key]
+
+
 class DenseIndex:
     # Scores are rounded so that float noise between runs or thread counts can never reorder near-ties.
     DECIMALS = 6
@@ -504,9 +521,7 @@ def retrieve_for_repo(
             elif kind is Retriever.JACCARD:
                 index = JaccardIndex(repo.tokens)
             else:
-                enc = encoder or DenseEncoder(
-                    config.dense_model or "", config.dense_batch_size, config.dense_max_length, config.dense_device
-                )
+                enc = encoder or _cached_encoder(config)
                 index = DenseIndex(repo.chunks, enc)
         for path, members in groups.items():
             candidates = repo.candidates(path, config.max_candidates)

@@ -31,6 +31,7 @@ _PUNKT_AFTER = frozenset("?!)\";}]*:@'({[\u2018\u2019\u201c\u201d\xab\xbb")
 # What may follow the final period of a sentence for the Treebank final-period rule to still apply.
 _PUNKT_REALIGN = re.compile("[\"')\\]}\u2018\u2019\u201c\u201d\xab\xbb]+?(?:\\s+|(?=--)|\\Z)")
 _FINAL_PERIOD_TAIL = re.compile(r"[\]\)}>\"'»”’ ]*\s*\Z")
+_SPLIT_WORDS = re.compile(r"(?i)cannot|gimme|gonna|gotta|lemme|wanna")
 _WHOLE_WORD_SPLITS = {"cannot": 3, "gimme": 3, "gonna": 3, "gotta": 3, "lemme": 3}
 
 
@@ -97,6 +98,8 @@ def _ends_contraction(text: str, start: int, word: str) -> bool:
 
 def tokenize(text: str) -> list[str]:
     """``\\w+`` tokens of ``text`` as CrossCodeEval's ``tokenize_nltk`` yields them (same tokens, same order)."""
+    if "'" not in text and not _SPLIT_WORDS.search(text):
+        return _WORD.findall(text)  # no contraction can apply: most code takes this path
     out: list[str] = []
     append = out.append
     prev_end = -2
@@ -137,7 +140,7 @@ def tokenize(text: str) -> list[str]:
                 space = "c2"
             else:
                 append(head)
-                if not n_t and _ends_contraction(text, start, word):
+                if not n_t and start and text[start - 1] == "'" and _ends_contraction(text, start, word):
                     space = "c2"
         if n_t:
             append(word[-1])
