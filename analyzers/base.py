@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import importlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -75,6 +76,13 @@ class Analyzer(abc.ABC):
         ``snapshot.root``).  ``workdir`` is an empty directory the analyzer may use for stubbed trees."""
 
     def tool_versions(self) -> dict[str, str]:
+        return {}
+
+    @classmethod
+    def read_configs(cls, repo: str | os.PathLike) -> dict[str, str]:
+        """Repository configuration files this language needs as *data* (TypeScript: tsconfig ``paths``), read
+        without following symlinks; the builder stores them on the snapshot (``snapshot.configs``).  Never
+        handed to a toolchain as configuration."""
         return {}
 
     @classmethod

@@ -1047,7 +1047,7 @@ class TypeScriptAnalyzer(Analyzer):
         result = AnalysisResult(tool_versions=self.tool_versions())
         repo = snapshot.name
         workdir = Path(workdir)
-        plan = self.plan(snapshot, configs, result.exclusions)
+        plan = self.plan(snapshot, snapshot.configs if configs is None else configs, result.exclusions)
         result.stats.update(self._plan_stats(plan))
         if plan.path_config.notes:
             result.stats["config_notes"] = list(plan.path_config.notes)

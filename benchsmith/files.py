@@ -48,6 +48,7 @@ class RepoSnapshot:
     root: Path
     files: list[SourceFile] = field(default_factory=list)
     exclusions: list[Exclusion] = field(default_factory=list)
+    configs: dict[str, str] = field(default_factory=dict)  # Analyzer.read_configs(repo): config files as data
 
     def by_path(self) -> dict[str, SourceFile]:
         return {f.path: f for f in self.files}

@@ -40,5 +40,8 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
         defining = meta["defining_file"]
         assert defining and defining != meta["file"], meta["task_id"]
         definition = (root / defining).read_text(encoding="utf-8", errors="replace")
-        assert re.search(rf"\b{re.escape(symbol)}\b", definition), (meta["task_id"], symbol, defining)
+        names = {symbol}
+        # An aliased import (`from m import a as b`, `import { a as b }`) uses b; the defining file declares a.
+        names.update(re.findall(rf"\b(\w+)\s+as\s+{re.escape(symbol)}\b", text))
+        assert any(re.search(rf"\b{re.escape(n)}\b", definition) for n in names), (meta["task_id"], symbol, defining)
     return examples

@@ -272,6 +272,7 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
         exclude(Stage.REPO_FILTER, *verdict)
         summary.status = "excluded"
         return []
+    snap.configs = analyzer.read_configs(checkout.path)
     work = tmp / "analysis"
     work.mkdir()
     result = analyzer.analyze(snap, work)

@@ -113,16 +113,17 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     summary = build(config, progress=not args.quiet)
-    formats = {f.strip() for f in args.format.split(",") if f.strip()}
-    if formats - {"jsonl"} or args.push_to_hub:
-        from benchsmith.builders.cceval.writers import write_outputs
-
-        write_outputs(args.output, formats=formats, push_to_hub=args.push_to_hub)
+    # The card first: a push to the hub must carry it.
     if not args.no_card:
         from benchsmith.builders.cceval.card import write_card
 
         write_card(args.output, command=["build-ccEval", *sys.argv[1:]] if sys.argv else [],
                    tool_versions=summary.stats.get("tool_versions", {}))
+    formats = {f.strip() for f in args.format.split(",") if f.strip()}
+    if formats - {"jsonl"} or args.push_to_hub:
+        from benchsmith.builders.cceval.writers import write_outputs
+
+        write_outputs(args.output, formats=formats, push_to_hub=args.push_to_hub)
     if not args.quiet:
         print_summary(summary)
     return 0
