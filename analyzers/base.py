@@ -64,6 +64,9 @@ class Analyzer(abc.ABC):
     comment_prefix: ClassVar[str] = "//"
     # Tokens that end a statement for the example builder (brace languages); None = Python's logical line.
     statement_terminators: ClassVar[frozenset[str] | None] = frozenset({";", "{", "}"})
+    # Automatic semicolons (Go): a line break right after a token of one of these types ends the statement too,
+    # as an explicit terminator would.  Empty for languages whose grammar keeps every terminator as a token.
+    line_end_terminators: ClassVar[frozenset[str]] = frozenset()
     # containers/<dockerfile>: the toolchain image for docker/podman backends
     dockerfile: ClassVar[str] = ""
 

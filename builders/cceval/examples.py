@@ -4,7 +4,9 @@ The imagined cursor sits right before the name that became unresolved; the groun
 of the statement, as CrossCodeEval cuts it:
 - Python: the end of the logical line (brackets, backslash continuations and multi-line strings followed), or
   the end of the simple statement when ``;`` separates several on one line; a trailing comment is not included.
-- brace languages: through the first ``;``, ``{`` or ``}`` token after the cursor, possibly over several lines.
+- brace languages: through the first ``;``, ``{`` or ``}`` token after the cursor, possibly over several lines;
+  with automatic semicolons (Go: ``Analyzer.line_end_terminators``) also through the last token of a line that
+  the language's lexer would end with a semicolon.
 Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment never ends a statement.
 ``prompt + groundtruth + right_context`` is the file's text, always.
 """
@@ -106,16 +108,24 @@ def _counts(leaf) -> bool:
     return not _is_comment(leaf) and leaf.type not in _STRING_PARTS
 
 
-def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[str] | None) -> Cut | None:
-    """Where the statement containing ``cursor_byte`` ends (exclusive byte offset) and how many tokens it spans."""
+def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[str] | None,
+                  line_end_terminators: frozenset[str] = frozenset()) -> Cut | None:
+    """Where the statement containing ``cursor_byte`` ends (exclusive byte offset) and how many tokens it spans.
+
+    ``line_end_terminators``: token types after which a line break is an (automatic) terminator (Go)."""
     tokens = 0
     if terminators is not None:
+        prev = None  # the last non-comment token, when a line break after it would end the statement
         for leaf in _leaves_from(tree.root_node, cursor_byte):
+            if prev is not None and not _is_comment(leaf) and leaf.start_point[0] > prev.end_point[0]:
+                return Cut(prev.end_byte, tokens)
             tokens += _counts(leaf)
             parent = leaf.parent
             if leaf.type in terminators and not (parent is not None and parent.type in _INTERPOLATION_PARENTS):
                 return Cut(leaf.end_byte, tokens)
-        return None
+            if not _is_comment(leaf):
+                prev = leaf if leaf.type in line_end_terminators and leaf.end_byte > leaf.start_byte else None
+        return Cut(prev.end_byte, tokens) if prev is not None else None
     # Python: the logical line.  A newline ends it unless inside brackets or after a backslash continuation.
     depth = 0
     prev = None
@@ -189,7 +199,8 @@ class ExampleCutter(Step[CrossFileRef]):
                     self.drop(tid, Reason.SAME_STATEMENT, "another reference earlier in the same statement",
                               self.repository)
                     continue
-                cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators)
+                cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators,
+                                    self.analyzer.line_end_terminators)
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
                     continue
