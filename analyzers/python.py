@@ -10,6 +10,7 @@ map back to the original so diagnostics of both runs are compared in original co
 from __future__ import annotations
 
 import ast
+from concurrent.futures import ThreadPoolExecutor
 import json
 import os
 import re
@@ -88,6 +89,28 @@ class ModuleIndex:
             self.module_of[path] = name
             self.by_module.setdefault(name, []).append(path)
         self.texts = {f.path: f.text for f in files}
+        self._trees: dict[str, ast.AST | None] = {}
+        self._definers: dict[str, list[str]] | None = None
+
+    def tree(self, path: str) -> ast.AST | None:
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.texts.get(path, ""))
+            except _UNPARSABLE:
+                self._trees[path] = None
+        return self._trees[path]
+
+    def definers(self, name: str) -> list[str]:
+        """Files (sorted) that define ``name``; one pass over the repository, built on first use."""
+        if self._definers is None:
+            table: dict[str, list[str]] = {}
+            for path in sorted(self.texts):
+                tree = self.tree(path)
+                if tree is not None:
+                    for n in _defined_names(tree):
+                        table.setdefault(n, []).append(path)
+            self._definers = table
+        return self._definers.get(name, [])
 
     @staticmethod
     def _module_name(path: str, paths: set[str]) -> str:
@@ -139,9 +162,8 @@ class ModuleIndex:
         text = self.texts.get(file, "")
         if re.search(rf"^\s*(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*[:=]", text, re.M):
             return file
-        try:
-            tree = ast.parse(text)
-        except _UNPARSABLE:
+        tree = self.tree(file)
+        if tree is None:
             return file
         for node in tree.body:
             if isinstance(node, ast.ImportFrom):
@@ -354,15 +376,18 @@ class PythonAnalyzer(Analyzer):
         rcfile = workdir / "pylintrc"
         rcfile.write_text(PYLINT_RC.format(enable=",".join(PYLINT_MESSAGES)), encoding="utf-8")
         home = workdir / "home"
-        home.mkdir(exist_ok=True)
+        (home / "stubbed").mkdir(parents=True, exist_ok=True)
         stub_tree = workdir / "stubbed"
         if stub_tree.exists():
             shutil.rmtree(stub_tree)
         write_tree(stub_tree, {f.path: (stubbed[f.path].stubbed_text if f.path in stubbed else f.text)
                                for f in snapshot.files})
         try:
-            original_msgs, err_o = self._pylint(snapshot.root, rcfile, home)
-            stubbed_msgs, err_s = self._pylint(stub_tree, rcfile, home)
+            # The two runs are independent: run them side by side (each is one single-threaded pylint).
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                fut_o = pool.submit(self._pylint, snapshot.root, rcfile, home)
+                fut_s = pool.submit(self._pylint, stub_tree, rcfile, home / "stubbed")
+                (original_msgs, err_o), (stubbed_msgs, err_s) = fut_o.result(), fut_s.result()
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return result
@@ -445,20 +470,37 @@ class PythonAnalyzer(Analyzer):
         return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
 
 
-def _definition_re(symbol: str) -> re.Pattern:
-    s = re.escape(symbol)
-    return re.compile(rf"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+{s}\b|^[ \t]*(?:self\.|cls\.)?{s}[ \t]*(?::[^=\n]*)?=(?!=)"
-                      rf"|^[ \t]*{s}[ \t]*:|\bimport\b.*\b{s}\b|^[ \t]*['\"]{s}['\"],?", re.M)
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Names a module defines at any depth: functions, classes, assigned names and attributes (``self.x =``),
+    annotated fields, import aliases (re-exports) and ``__all__`` entries."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Name):
+                        names.add(sub.id)
+                    elif isinstance(sub, ast.Attribute):
+                        names.add(sub.attr)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)  # __all__ entries, getattr/setattr names, enum-like string tables
+    return names
 
 
 def _locate_definition(ref: CrossFileRef, index: ModuleIndex) -> str | None:
     """The file (other than the ref's own) that defines ``ref.symbol``: the import's file when it does, else the
     first project file that does (a base class, a mixin); None when no project file defines it."""
-    pattern = _definition_re(ref.symbol)
-    if ref.defining_file and ref.defining_file != ref.file and pattern.search(index.texts.get(ref.defining_file, "")):
+    files = index.definers(ref.symbol)
+    if ref.defining_file and ref.defining_file != ref.file and ref.defining_file in files:
         return ref.defining_file
-    for path in sorted(index.texts):
-        if path != ref.file and pattern.search(index.texts[path]):
+    for path in files:
+        if path != ref.file:
             return path
     return None
 
