@@ -117,6 +117,8 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
     if terminators is not None:
         prev = None  # the last non-comment token, when a line break after it would end the statement
         for leaf in _leaves_from(tree.root_node, cursor_byte):
+            if line_end_terminators and leaf.end_byte == leaf.start_byte:
+                continue  # tree-sitter-go's zero-width end-of-file terminator is no token of the text
             if prev is not None and not _is_comment(leaf) and leaf.start_point[0] > prev.end_point[0]:
                 return Cut(prev.end_byte, tokens)
             tokens += _counts(leaf)
@@ -124,7 +126,7 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
             if leaf.type in terminators and not (parent is not None and parent.type in _INTERPOLATION_PARENTS):
                 return Cut(leaf.end_byte, tokens)
             if not _is_comment(leaf):
-                prev = leaf if leaf.type in line_end_terminators and leaf.end_byte > leaf.start_byte else None
+                prev = leaf if leaf.type in line_end_terminators else None
         return Cut(prev.end_byte, tokens) if prev is not None else None
     # Python: the logical line.  A newline ends it unless inside brackets or after a backslash continuation.
     depth = 0
