@@ -34,7 +34,7 @@ from benchsmith.pipeline import Counter, chain
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
 from benchsmith.repo_filters import check_repository
 from benchsmith.runner import Backend
-from benchsmith.sources import RepoFilterConfig, SourceError, materialise, repo_name
+from benchsmith.sources import RepoFilterConfig, SourceError, is_remote, materialise, repo_name
 
 SPLIT_FILE = "line_completion.jsonl"
 EXCLUDED_FILE = "excluded.jsonl"
@@ -318,7 +318,11 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
         _remove_leftovers(out, shards_root)
         shutil.rmtree(scratch_dir(config), ignore_errors=True)
         names = unique_names(config.repos)
-        tasks = [RepoTask(spec, name, str(shards_root / _shard_dirname(name)), config)
+        # Tasks carry absolute paths: a Ray worker (or any worker) may run in another working directory.
+        task_config = dataclasses.replace(
+            config, output=os.path.abspath(config.output),
+            workdir=os.path.abspath(config.workdir) if config.workdir else None)
+        tasks = [RepoTask(_absolute(spec), name, os.path.abspath(shards_root / _shard_dirname(name)), task_config)
                  for spec, name in zip(config.repos, names)]
         results: dict[str, ShardSummary] = {}
         for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
@@ -333,6 +337,12 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
         except OSError:
             pass
     return BuildSummary(ordered, out, stats)
+
+
+def _absolute(spec: RepoSpec) -> RepoSpec:
+    if is_remote(spec.source):
+        return spec
+    return dataclasses.replace(spec, source=os.path.abspath(os.path.expanduser(spec.source)))
 
 
 class _exclusive:
