@@ -639,11 +639,12 @@ class GoAnalyzer(Analyzer):
     comment_prefix = "//"
     statement_terminators = frozenset({";", "{", "}"})
     # Go's lexer ends a line with a semicolon after an identifier, a literal, one of break/continue/fallthrough/
-    # return, ++, --, ), ] or } (tree-sitter-go has no token for those semicolons).
+    # return, ++, --, ), ] or } (tree-sitter-go has no token for those semicolons).  A ':' ending a line closes a
+    # `case x.A:`/label header the way '{' closes an `if` header, instead of running into the next statement.
     line_end_terminators = frozenset({
         "identifier", "field_identifier", "type_identifier", "package_identifier", "label_name", "blank_identifier",
         "int_literal", "float_literal", "imaginary_literal", "rune_literal", '"', "`", "true", "false", "nil",
-        "iota", "break", "continue", "fallthrough", "return", "++", "--", ")", "]", "}",
+        "iota", "break", "continue", "fallthrough", "return", "++", "--", ")", "]", "}", ":",
     })
     dockerfile = "go.Dockerfile"
 

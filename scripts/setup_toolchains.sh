@@ -8,6 +8,9 @@ mkdir -p "$PREFIX"
 need_apt=()
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mcs >/dev/null 2>&1 || need_apt+=(mono-mcs)
+command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+# Real Go code for tests/integration/test_go_real.py (module sources under /usr/share/gocode).
+[ -d /usr/share/gocode/src/github.com/hashicorp/hcl ] || need_apt+=(golang-github-hashicorp-hcl-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: apt-get install ${need_apt[*]}"

@@ -138,6 +138,9 @@ def test_statement_ends_at_an_automatic_semicolon():
     assert _cut(src, "Raw") == "Raw(`a\nb`)"  # a raw string's line break is inside a token
     assert _cut(src, "T{") == "T{"
     assert _cut(src, "Last") == "Last"  # end of file without a newline
+    sw = "package p\n\nfunc f() {\n\tswitch v {\n\tcase x.A:\n\t\t// why\n\t\treturn\n\tcase x.B: g()\n\t}\n}\n"
+    assert _cut(sw, "A") == "A:"  # a case header ends with its line, not at the next statement's end
+    assert _cut(sw, "B") == "B: g()"
 
 
 def test_other_languages_keep_the_plain_brace_rule():
