@@ -62,6 +62,11 @@ def image_name(dockerfile: str) -> str:
     return path.name.removesuffix(".Dockerfile").removesuffix("Dockerfile").strip(".-").lower() or path.parent.name
 
 
+# Any other Dockerfile in containers/ (a new language's toolchain) is an image too, after the ones above.
+for _path in sorted(CONTAINERS_DIR.glob("*.Dockerfile")):
+    IMAGES.setdefault(image_name(_path.name), _path.name)
+
+
 def image_tag(dockerfile: str, build_args: dict[str, str] | None = None) -> str:
     """``benchsmith-<name>:<hash of the Dockerfile and build_args>``.
 
