@@ -43,6 +43,66 @@ def _split_gguf(model: str, gguf_file: str | None) -> tuple[str, str | None]:
     return model, gguf_file
 
 
+def gguf_cache_root() -> Path | None:
+    """Where converted GGUF models are kept: ``$BENCHSMITH_GGUF_CACHE`` (``off`` disables), else
+    ``~/.cache/benchsmith/gguf``."""
+    import os
+
+    value = os.environ.get("BENCHSMITH_GGUF_CACHE", "")
+    if value.lower() in ("off", "0", "no", "none"):
+        return None
+    return Path(value) if value else Path.home() / ".cache" / "benchsmith" / "gguf"
+
+
+def _converted_gguf(path: Path, fingerprint: str, trust_remote_code: bool) -> Path | None:
+    """A transformers directory holding the GGUF model dequantised (float32) and its tokenizer, made once.
+
+    Reading a GGUF file with transformers parses its metadata in Python several times (config, tokenizer,
+    weights) and dequantises every tensor: about a minute for a 135M model on a busy CPU.  The converted copy
+    loads in seconds and gives the same weights, so every later process (screen after generate, tests, the demo)
+    skips that work.  Keyed by the file's path, size and mtime; written to a temporary directory and renamed.
+    """
+    import hashlib
+    import shutil
+    import tempfile
+
+    import transformers
+
+    root = gguf_cache_root()
+    if root is None:
+        return None
+    target = root / hashlib.sha256(fingerprint.encode()).hexdigest()[:20]
+    if (target / ".complete").is_file():
+        return target
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".convert-", dir=root))
+    except OSError as exc:
+        log.warning("cannot cache the converted GGUF model under %s (%s); loading it directly", root, exc)
+        return None
+    try:
+        kw = {"gguf_file": path.name, "trust_remote_code": trust_remote_code}
+        tok = transformers.AutoTokenizer.from_pretrained(str(path.parent), **kw)
+        model = transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), **kw)
+        tok.save_pretrained(tmp)
+        # transformers marks a GGUF-loaded model as "quantized" although its tensors are plain dequantised
+        # floats, and then refuses save_pretrained; drop that marker (the weights are what we save)
+        if getattr(model, "hf_quantizer", None) is not None:
+            model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(tmp)
+        (tmp / ".complete").write_text(f"{path}\n", encoding="utf-8")
+        try:
+            tmp.rename(target)
+        except OSError:  # another process finished first: use theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
 class HFBackend(Backend):
     name = "hf"
 
@@ -55,10 +115,16 @@ class HFBackend(Backend):
         self.batch_size = max(1, int(batch_size))
         self.progress = progress
         self.stats = {"batches": 0, "prompts": 0, "generated_tokens": 0}
+        # our own rich progress bar replaces transformers' per-load bars
+        transformers.utils.logging.disable_progress_bar()
         location, gguf = _split_gguf(model, gguf_file)
         if gguf is not None:
             require("gguf", "hf (GGUF files)", "pip install gguf accelerate")
         self._fingerprint = file_fingerprint(Path(location) / gguf if gguf else location)
+        if gguf and tokenizer is None:
+            converted = _converted_gguf(Path(location) / gguf, self._fingerprint, trust_remote_code)
+            if converted is not None:
+                location, gguf = str(converted), None
         torch = self.torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         torch_dtype = self._dtype(dtype)
@@ -78,8 +144,6 @@ class HFBackend(Backend):
             raise GenerationError(f"could not load model {model!r} with transformers: {exc}\n"
                                   "give a local model directory, a .gguf file, or a hub name reachable from here") \
                 from None
-        # our own rich progress bar replaces transformers' per-load bars
-        transformers.utils.logging.disable_progress_bar()
         self._model = None
         self.tok.padding_side = "left"
         self.pad_id = self.tok.pad_token_id
