@@ -67,6 +67,9 @@ class Analyzer(abc.ABC):
     # Automatic semicolons (Go): a line break right after a token of one of these types ends the statement too,
     # as an explicit terminator would.  Empty for languages whose grammar keeps every terminator as a token.
     line_end_terminators: ClassVar[frozenset[str]] = frozenset()
+    # Automatic semicolon insertion without a token (JavaScript): a statement also ends where the innermost node
+    # holding the cursor whose parent is one of these node types (program, block ...) ends.  Empty: tokens only.
+    statement_containers: ClassVar[frozenset[str]] = frozenset()
     # containers/<dockerfile>: the toolchain image for docker/podman backends
     dockerfile: ClassVar[str] = ""
 

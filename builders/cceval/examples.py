@@ -6,7 +6,8 @@ of the statement, as CrossCodeEval cuts it:
   the end of the simple statement when ``;`` separates several on one line; a trailing comment is not included.
 - brace languages: through the first ``;``, ``{`` or ``}`` token after the cursor, possibly over several lines;
   with automatic semicolons (Go: ``Analyzer.line_end_terminators``) also through the last token of a line that
-  the language's lexer would end with a semicolon.
+  the language's lexer would end with a semicolon, and with ``Analyzer.statement_containers`` (JavaScript's
+  automatic semicolons) no later than the end of the innermost statement around the cursor.
 Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment never ends a statement.
 ``prompt + groundtruth + right_context`` is the file's text, always.
 """
@@ -108,17 +109,33 @@ def _counts(leaf) -> bool:
     return not _is_comment(leaf) and leaf.type not in _STRING_PARTS
 
 
+def _statement_limit(tree, cursor_byte: int, containers: frozenset[str]) -> int | None:
+    """End byte of the innermost node around ``cursor_byte`` whose parent is a statement container."""
+    node = tree.root_node.descendant_for_byte_range(cursor_byte, cursor_byte)
+    while node is not None and node.parent is not None:
+        if node.parent.type in containers and node.end_byte > cursor_byte and not node.has_error:
+            return node.end_byte
+        node = node.parent
+    return None
+
+
 def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[str] | None,
-                  line_end_terminators: frozenset[str] = frozenset()) -> Cut | None:
+                  line_end_terminators: frozenset[str] = frozenset(),
+                  statement_containers: frozenset[str] = frozenset()) -> Cut | None:
     """Where the statement containing ``cursor_byte`` ends (exclusive byte offset) and how many tokens it spans.
 
-    ``line_end_terminators``: token types after which a line break is an (automatic) terminator (Go)."""
+    ``line_end_terminators``: token types after which a line break is an (automatic) terminator (Go).
+    ``statement_containers``: the statement also ends with the innermost node whose parent has one of these
+    types (JavaScript's automatic semicolons leave no token)."""
     tokens = 0
     if terminators is not None:
+        limit = _statement_limit(tree, cursor_byte, statement_containers) if statement_containers else None
         prev = None  # the last non-comment token, when a line break after it would end the statement
         for leaf in _leaves_from(tree.root_node, cursor_byte):
             if line_end_terminators and leaf.end_byte == leaf.start_byte:
                 continue  # tree-sitter-go's zero-width end-of-file terminator is no token of the text
+            if limit is not None and leaf.start_byte >= limit and not _is_comment(leaf):
+                return Cut(limit, tokens)
             if prev is not None and not _is_comment(leaf) and leaf.start_point[0] > prev.end_point[0]:
                 return Cut(prev.end_byte, tokens)
             tokens += _counts(leaf)
@@ -127,7 +144,9 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
                 return Cut(leaf.end_byte, tokens)
             if not _is_comment(leaf):
                 prev = leaf if leaf.type in line_end_terminators else None
-        return Cut(prev.end_byte, tokens) if prev is not None else None
+        if prev is not None:
+            return Cut(prev.end_byte, tokens)
+        return Cut(limit, tokens) if limit is not None else None
     # Python: the logical line.  A newline ends it unless inside brackets or after a backslash continuation.
     depth = 0
     prev = None
@@ -202,7 +221,7 @@ class ExampleCutter(Step[CrossFileRef]):
                               self.repository)
                     continue
                 cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators,
-                                    self.analyzer.line_end_terminators)
+                                    self.analyzer.line_end_terminators, self.analyzer.statement_containers)
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
                     continue
