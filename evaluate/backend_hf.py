@@ -220,7 +220,7 @@ class HFBackend(Backend):
         return results  # type: ignore[return-value]
 
     def _encode(self, req: GenerationRequest) -> list[int]:
-        ids = self.tok(req.prompt, add_special_tokens=True)["input_ids"]
+        ids = self.tok(req.prompt, add_special_tokens=True, verbose=False)["input_ids"]
         if not ids:  # an empty prompt: start from BOS (or EOS) so the model has something to condition on
             start = self.tok.bos_token_id if self.tok.bos_token_id is not None else self.tok.eos_token_id
             ids = [start if start is not None else 0]

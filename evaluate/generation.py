@@ -20,9 +20,9 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Protocol, Sequence
+from typing import Any, ClassVar, Iterable, Protocol, Sequence
 
 
 class BackendUnavailable(RuntimeError):
@@ -309,19 +309,6 @@ def group_by_sampling(requests: Sequence[GenerationRequest]) -> list[list[int]]:
 def chunks(seq: Sequence[int], size: int) -> Iterable[Sequence[int]]:
     for start in range(0, len(seq), max(1, size)):
         yield seq[start:start + max(1, size)]
-
-
-@dataclass
-class ProgressHook:
-    """Called with the number of finished requests; the CLI points it at a rich progress bar."""
-
-    callback: Callable[[int], None] | None = None
-    done: int = field(default=0)
-
-    def advance(self, k: int) -> None:
-        self.done += k
-        if self.callback is not None:
-            self.callback(k)
 
 
 def demo_model_path() -> Path | None:

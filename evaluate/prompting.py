@@ -37,7 +37,7 @@ class HFTokenizer:
         if not text:
             return []
         if self.fast:
-            enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True)
+            enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
             return [(int(a), int(b)) for a, b in enc["offset_mapping"]]
         # slow tokenizers have no offsets: rebuild them from cumulative detokenised lengths
         tokens = self.tok.tokenize(text)
