@@ -57,6 +57,17 @@ def timed(fn, runs: int) -> tuple[float, object]:
     return statistics.median(times), last
 
 
+def timed_pair(local, box, runs: int) -> tuple[float, object, float, object]:
+    """Alternate the two paths run by run, so a busy machine slows both alike."""
+    t_local, t_box, out_local, out_box = [], [], None, None
+    for _ in range(runs):
+        t, out_local = timed(local, 1)
+        t_local.append(t)
+        t, out_box = timed(box, 1)
+        t_box.append(t)
+    return statistics.median(t_local), out_local, statistics.median(t_box), out_box
+
+
 def build_cceval(sdist: Path, out: Path, backend: str) -> bytes:
     shutil.rmtree(out, ignore_errors=True)
     cli = Path(sys.executable).with_name("benchsmith")
@@ -88,8 +99,9 @@ def main() -> int:
         for spec in args.sdist:
             sdist = fetch_sdist(spec)
             with console.status(f"{spec}: cross-file build, local and {engine.value}"):
-                t_local, local_out = timed(lambda: build_cceval(sdist, tmpdir / "local", "local"), args.runs)
-                t_box, box_out = timed(lambda: build_cceval(sdist, tmpdir / "box", engine.value), args.runs)
+                t_local, local_out, t_box, box_out = timed_pair(
+                    lambda: build_cceval(sdist, tmpdir / "local", "local"),
+                    lambda: build_cceval(sdist, tmpdir / "box", engine.value), args.runs)
             same = "identical examples" if local_out == box_out else "EXAMPLES DIFFER"
             n = len(local_out.splitlines())
             table.add_row(f"build cceval {spec}", f"{t_local:.2f}", f"{t_box:.2f}", f"{t_box / t_local:.2f}x",
@@ -103,11 +115,12 @@ def main() -> int:
             tree = next(src.iterdir())
             files = sum(1 for _ in tree.rglob("*.py"))
             with console.status(f"{spec}: one pylint run, local and {engine.value}"):
-                t_lp, _ = timed(lambda: run([sys.executable, "-m", "pylint", *PYLINT_ARGS], cwd=tree,
-                                            env={"PYTHONPATH": ""}, timeout=900), args.runs)
                 box = ContainerSpec(engine=engine, image=tags["pylint"], mounts=(Mount(str(tree), "/src"),),
                                     workdir="/src")
-                t_bp, _ = timed(lambda: run(["pylint", *PYLINT_ARGS], container=box, timeout=900), args.runs)
+                t_lp, _, t_bp, _ = timed_pair(
+                    lambda: run([sys.executable, "-m", "pylint", *PYLINT_ARGS], cwd=tree, env={"PYTHONPATH": ""},
+                                timeout=900),
+                    lambda: run(["pylint", *PYLINT_ARGS], container=box, timeout=900), args.runs)
             table.add_row(f"pylint {spec}", f"{t_lp:.2f}", f"{t_bp:.2f}", f"{t_bp / t_lp:.2f}x", f"{files} .py files")
 
     local_tools = {"pylint": [sys.executable, "-m", "pylint", "--version"], "javac": ["javac", "-version"],
@@ -117,12 +130,13 @@ def main() -> int:
                 "csharp": ["mcs", "--version"], "sandbox": ["python3", "-c", "pass"]}
     for name, argv in in_image.items():
         box = ContainerSpec(engine=engine, image=tags[name])
-        t_box, res = timed(lambda: run(argv, container=box, timeout=120), args.runs)
         local = local_tools[name]
         if shutil.which(local[0]) or Path(local[0]).is_file():
-            t_local, _ = timed(lambda: run(local, timeout=120), args.runs)
+            t_local, _, t_box, res = timed_pair(lambda: run(local, timeout=120),
+                                                lambda: run(argv, container=box, timeout=120), args.runs)
             cells = (f"{t_local:.2f}", f"{t_box:.2f}", f"+{t_box - t_local:.2f}s")
         else:
+            t_box, res = timed(lambda: run(argv, container=box, timeout=120), args.runs)
             cells = ("-", f"{t_box:.2f}", "-")
         table.add_row(f"start: {' '.join(argv)}", *cells, "ok" if res.ok else f"exit {res.returncode}")
     console.print(table)

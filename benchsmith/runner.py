@@ -17,12 +17,12 @@ from __future__ import annotations
 import enum
 import os
 import resource
-import uuid
 import shutil
 import signal
 import subprocess
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -188,6 +188,10 @@ def container_argv(
         out.append("--read-only")
     if spec.user:
         out += ["--user", spec.user]
+        if spec.engine is Backend.PODMAN and os.getuid() != 0:
+            # rootless podman maps the caller to root inside; keep-id maps it to the same uid instead, so
+            # --user <caller> reads the caller's files
+            out.append("--userns=keep-id")
     replaced = {t.split(":", 1)[0] for t in _option_values(spec.extra_args, "--tmpfs")}
     for t in spec.tmpfs:
         if t.split(":", 1)[0] not in replaced:
