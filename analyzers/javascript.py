@@ -13,14 +13,22 @@ diagnostics.  What differs for JavaScript:
 - the compiler checks JavaScript (``checkJs``) with JSDoc types; ``noImplicitAny`` stays off, so untyped code is
   ``any`` and only names that became stubs produce new errors;
 - semicolon-free code is common, so the example builder also ends a statement where its tree-sitter node ends
-  (``statement_containers``), not only at a ``;``, ``{`` or ``}`` token.
+  (``statement_containers``), not only at a ``;``, ``{`` or ``}`` token;
+- modules are often plain objects (``export default {...utils, ...platform}``, ``module.exports = {...}``), so a
+  member's defining file is checked: when the module file never names the member, the project files it imports
+  are searched (breadth first, declarations first); a member found nowhere is recorded, not guessed.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import re
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
 
-from benchsmith.analyzers.typescript import FileInfo, TypeScriptAnalyzer, _name
+from benchsmith.analyzers.base import AnalysisResult
+from benchsmith.analyzers.typescript import FileInfo, Plan, TscMessage, TypeScriptAnalyzer, _name
+from benchsmith.files import RepoSnapshot
+from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 
 
 class JavaScriptAnalyzer(TypeScriptAnalyzer):
@@ -82,4 +90,73 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
                   if c.type == "field_definition" and c.child_by_field_name("property") is not None} \
             if body is not None else set()
         info.members.setdefault(name, set()).update(f.strip("'\"") for f in fields if f)
+
+    # -- defining files of members of plain-object modules ----------------------------------------------------
+    def analyze(self, snapshot: RepoSnapshot, workdir: Path, configs: Mapping[str, str] | None = None) -> AnalysisResult:
+        self._unlocated: list[CrossFileRef] = []
+        result = super().analyze(snapshot, workdir, configs)
+        for r in self._unlocated:
+            result.exclusions.append(Exclusion(
+                f"{snapshot.name}/{r.file}:{r.line + 1}:{r.column + 1}", Stage.ANALYZER,
+                Reason.SYMBOL_NOT_IN_REPOSITORY, f"{r.symbol!r} (via {r.import_name}) is named neither in "
+                f"{r.defining_file} nor in the project files it imports", snapshot.name))
+        return result
+
+    def diff(self, plan: Plan, before: list[TscMessage], after: list[TscMessage]) -> tuple[list[CrossFileRef], dict]:
+        refs, stats = super().diff(plan, before, after)
+        kept: list[CrossFileRef] = []
+        moved = 0
+        for r in refs:
+            text = plan.files[r.defining_file].text if r.defining_file in plan.files else ""
+            binding = plan.stubbed[r.file].locals.get(r.import_name) if r.file in plan.stubbed else None
+            # a called/constructed import is named as exported there (`const { clamp: limit } = require(...)`)
+            exported = binding.imported if binding is not None and r.symbol == r.import_name else None
+            if _names(text, r.symbol) or (exported and exported not in ("default", "*") and _names(text, exported)):
+                kept.append(r)
+                continue
+            found = self._through_imports(plan, r.defining_file, r.symbol, r.file)
+            if found is None:
+                getattr(self, "_unlocated", []).append(r)
+                continue
+            r.defining_file = found
+            moved += 1
+            kept.append(r)
+        stats.update(refs=len(kept), defining_file_via_imports=moved, not_in_repository=len(refs) - len(kept))
+        return kept, stats
+
+    def _through_imports(self, plan: Plan, start: str | None, symbol: str, exclude: str, depth: int = 3) -> str | None:
+        """The first project file (breadth first over imports and re-exports of ``start``) that declares
+        ``symbol``, else the first that names it; never ``exclude`` (the referring file)."""
+        if start not in plan.files:
+            return None
+        order: list[str] = []
+        seen = {start}
+        frontier = [start]
+        for _ in range(depth):
+            nxt: list[str] = []
+            for f in frontier:
+                info = plan.files[f]
+                specs = [s.target for s in info.sites] + [plan.resolver.resolve(spec, f) for spec in
+                                                          [r[0] for r in info.reexports] + info.star_exports]
+                for t in specs:
+                    if t and t not in seen and t in plan.files:
+                        seen.add(t)
+                        nxt.append(t)
+            order += nxt
+            frontier = nxt
+        candidates = [f for f in order if f != exclude]
+        for f in candidates:
+            if _declares(plan.files[f].text, symbol):
+                return f
+        return next((f for f in candidates if _names(plan.files[f].text, symbol)), None)
+
+
+def _names(text: str, symbol: str) -> bool:
+    return re.search(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])", text) is not None
+
+
+def _declares(text: str, symbol: str) -> bool:
+    s = re.escape(symbol)
+    return re.search(rf"(?:\bfunction\*?\s+|\bclass\s+|\b(?:const|let|var)\s+|^[ \t]*(?:(?:static|async|get|set)\s+)*"
+                     rf"|\.|[{{,]\s*){s}(?![\w$])\s*[(:=]", text, re.M) is not None
 
