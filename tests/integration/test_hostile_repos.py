@@ -142,7 +142,7 @@ def test_slow_file_hits_the_timeout_and_the_run_goes_on(tmp_path):
     examples = read(out / "python" / "line_completion.jsonl")
     assert any(ex["metadata"]["repository"] == "shoplib" for ex in examples)
     assert elapsed < 90, f"the build took {elapsed:.0f}s: the timeout did not stop pylint"
-    psutil = pytest.importorskip("psutil", reason="psutil lists leftover processes")
+    import psutil  # the test extra
     left = []
     for proc in psutil.process_iter(["cmdline", "cwd"]):
         try:
@@ -197,11 +197,20 @@ def test_typescript_config_plugins_are_never_loaded(tmp_path):
                                          "  const count = total([1, 2, 3]);\n  console.log(count);\n"
                                          "  return box.grow(count);\n}\n")
     (repo / "src" / "latin1.ts").write_bytes("// caf\xe9\nexport const x = 1;\n".encode("latin-1"))
+    # configs are read as data: one that is a link to /etc/passwd, or a FIFO, must not be read at all
+    (repo / "src" / "tsconfig.json").symlink_to("/etc/passwd")
+    os.mkfifo(repo / "src" / "tsconfig.fifo.json")
+    (repo / "src" / "leak.ts").symlink_to("/etc/passwd")
     out = tmp_path / "out"
     cli("--lang", "typescript", "--output", str(out), "--workers", "1", "--repo", str(repo))
     assert not marker.exists(), "a module from the repository was loaded: " + marker.read_text()
+    passwd = Path("/etc/passwd").read_text().splitlines()[0]
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert passwd not in path.read_text(encoding="utf-8", errors="replace"), f"{path} holds /etc/passwd"
     excluded = read(out / "typescript" / "excluded.jsonl")
     assert any(e["reason"] == str(Reason.NOT_UTF8) for e in excluded), excluded
+    assert any(e["reason"] == str(Reason.SYMLINK_OUTSIDE) and e["item_id"].endswith("leak.ts") for e in excluded)
     assert not any(e["reason"] == str(Reason.INTERNAL_ERROR) for e in excluded), excluded
     examples = read(out / "typescript" / "line_completion.jsonl")
     assert examples, f"no examples from the plain part of the repository; exclusions: {excluded}"
