@@ -26,6 +26,16 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 1000000, 500k, 1M)") from None
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 1")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from benchsmith.analyzers import registry
 
@@ -59,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--dense-model", help="local path of an embedding model for the dense retriever")
     r.add_argument("--next-chunk", action="store_true", help="also return the chunk that follows each hit")
     x = p.add_argument_group("execution")
-    x.add_argument("--workers", type=int, help="parallel repositories (default: all cores)")
+    x.add_argument("--workers", type=_positive, help="parallel repositories (default: all cores)")
     x.add_argument("--executor", type=ExecutorKind, choices=list(ExecutorKind), default=ExecutorKind.LOCAL)
     x.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local one)")
     x.add_argument("--backend", type=Backend, choices=list(Backend), default=Backend.LOCAL,
