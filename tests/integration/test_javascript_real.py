@@ -75,3 +75,27 @@ def test_full_build_through_the_cli(tarballs, tmp_path):
     first = [line for line in (out / "line_completion.jsonl").read_text(encoding="utf-8").splitlines()
              if json.loads(line)["metadata"]["repository"] == "express-4.21.2"]
     assert first == (again / "line_completion.jsonl").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.container
+def test_container_backend_reports_what_the_local_backend_reports(tmp_path):
+    """The JavaScript analyzer runs in the TypeScript image (same toolchain, JavaScript mode)."""
+    from benchsmith.analyzers import AnalyzerOptions, get_analyzer
+    from benchsmith.containers import build_all, detect_engine
+    from benchsmith.files import snapshot
+    from benchsmith.runner import Backend
+
+    engine = detect_engine()
+    if engine is None:
+        pytest.skip("no container engine answers (`docker info` / `podman info` failed)")
+    build_all(engine, names=["tsc"])  # nothing to do after `make images`
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "javascript" / "project"
+    refs = {}
+    for backend in (Backend.LOCAL, engine):
+        analyzer = get_analyzer("javascript", AnalyzerOptions(backend=backend))
+        snap = snapshot(fixture, analyzer.extensions, tmp_path / backend.value / "snap", repo_name="project")
+        snap.configs = analyzer.read_configs(fixture)
+        res = analyzer.analyze(snap, tmp_path / backend.value / "work")
+        assert [e.item_id for e in res.exclusions] == ["project/src/broken.js"], res.exclusions
+        refs[backend] = [r.to_dict() for r in res.refs]
+    assert refs[Backend.LOCAL] and refs[Backend.LOCAL] == refs[engine]
