@@ -73,6 +73,17 @@ ensure_engine() {
     if start_dockerd || start_dockerd --storage-driver vfs; then ENGINE=docker; return 0; fi
   fi
   if [ "${want:-podman}" = podman ] && apt_install podman runc; then
+    # Podman (4.3) gives root containers nofile/nproc limits above what runc may set where the host's hard
+    # limits are lower (as in this CI's VM: every run fails with "error setting rlimit ... operation not
+    # permitted").  Default to the host's own limits instead (nproc at most pid_max).
+    if [ ! -e /etc/containers/containers.conf ]; then
+      local nproc pid_max
+      nproc=$(ulimit -Hu); pid_max=$(cat /proc/sys/kernel/pid_max)
+      { [ "$nproc" = unlimited ] || [ "$nproc" -gt "$pid_max" ]; } && nproc=$pid_max
+      mkdir -p /etc/containers
+      printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n' \
+        "$(ulimit -Hn)" "$(ulimit -Hn)" "$nproc" "$nproc" >/etc/containers/containers.conf
+    fi
     if answers podman; then ENGINE=podman; return 0; fi
     log "podman does not answer with its default storage; trying vfs"
     mkdir -p /etc/containers
