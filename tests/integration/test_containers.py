@@ -10,7 +10,6 @@ import os
 import re
 import sys
 from importlib.metadata import version
-from pathlib import Path
 
 import pytest
 
