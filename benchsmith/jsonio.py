@@ -14,6 +14,15 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once: os.umask is process-wide, so reading it later would race other threads
+
+
 class JsonlError(ValueError):
     pass
 
@@ -41,6 +50,8 @@ class AtomicWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        # mkstemp creates 0600; outputs are ordinary files, readable as the umask allows.
+        os.fchmod(fd, 0o666 & ~_UMASK)
         self.tmp = Path(tmp)
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
 
