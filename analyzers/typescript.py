@@ -22,7 +22,8 @@ a syntax error, so files tsc cannot parse are recorded (``syntax_error``) and le
 
 Attribution (the cursor sits right before the name that became unresolved): member codes (TS2339/TS2551/TS2694/
 TS2353/TS2561) put it before the member, whose owner the message quotes (a stub, ``typeof`` a stub, or a class of
-the file extending one); name codes (TS2348 not callable, TS2315 not generic, ...) before the stubbed name
+the file extending one; the object before the ``.`` first, never the member's own quote, so ``geo.dist`` is geo's
+even beside ``import {dist}``); name codes (TS2348 not callable, TS2315 not generic, ...) before the stubbed name
 itself; arity codes (TS2554/TS2558 ...) before the callee.  The defining file follows re-exports (``export *``,
 ``export {a as b} from``) and, for members, the ``extends`` chain across files.  TS2304/TS2305 cannot come from
 these stubs (every local name stays bound; imports are removed, not rewritten).  Pass the repository's tsconfig
@@ -974,11 +975,22 @@ class TypeScriptAnalyzer(Analyzer):
                 return found
         return None
 
-    def _owner(self, quoted: list[str], stub: StubbedFile, info: FileInfo) -> tuple[Binding, str | None] | None:
+    def _owner(self, quoted: list[str], stub: StubbedFile, info: FileInfo, member: str,
+               obj: str | None = None) -> tuple[Binding, str | None] | None:
         """The stub a member diagnostic is about: a quoted type is a stub (``'A'``, ``'typeof A'``,
         ``'Readonly<A>'``) or a class of this file extending one, directly or through other classes of the file.
-        Returns the binding and, for ``extends ns.Base``, the member of the stub that is the base."""
-        names = [_type_name(q) for q in quoted]
+        Returns the binding and, for ``extends ns.Base``, the member of the stub that is the base.
+
+        ``member`` is the name the diagnostic is about: its own mention in the message is not an owner (with
+        ``import {dist}`` and ``import * as geo``, "Property 'dist' does not exist on type 'typeof geo'" is about
+        geo).  ``obj`` is the identifier before the ``.`` at the diagnostic (``geo`` of ``geo.dist``), when
+        there is one: it is the owner when the message names it and it is a stub."""
+        rest = list(quoted)
+        if member in rest:
+            rest.remove(member)
+        names = [_type_name(q) for q in rest]
+        if obj is not None and obj in stub.locals and obj in names:
+            return stub.locals[obj], None
         for name in names:
             if name in stub.locals:
                 return stub.locals[name], None
@@ -997,14 +1009,24 @@ class TypeScriptAnalyzer(Analyzer):
                 frontier = nxt
         return None
 
+    def _tree(self, plan: Plan, path: str):
+        """The file's tree-sitter tree, parsed once per file during attribution."""
+        if path not in plan.trees:
+            text = plan.files[path].text
+            plan.trees[path] = _parser(self.grammar_module, self.grammar_for(path)).parse(text.encode("utf-8"))
+        return plan.trees[path]
+
+    def _object_at(self, plan: Plan, path: str, offset: int) -> str | None:
+        """The identifier before the ``.`` of the member access whose member starts at ``offset``
+        (``geo`` for ``geo.dist`` / ``geo.Point`` in a type); None for ``this.m``, ``a.b.m``, object literals."""
+        return _object_at(self._tree(plan, path), plan.files[path], offset)
+
     def attribute(self, plan: Plan, path: str, offset: int, code: str, message: str) -> CrossFileRef | None:
         """A new diagnostic at ``offset`` of the original text -> a reference, or None."""
         info, stub = plan.files[path], plan.stubbed[path]
         text = info.text
         if code in CALL_CODES:
-            if path not in plan.trees:
-                plan.trees[path] = _parser(self.grammar_module, self.grammar_for(path)).parse(text.encode("utf-8"))
-            callee = _callee_at(plan.trees[path], info, offset)
+            callee = _callee_at(self._tree(plan, path), info, offset)
             if callee is None:
                 return None
             offset = callee
@@ -1016,7 +1038,7 @@ class TypeScriptAnalyzer(Analyzer):
         if code in MEMBER_CODES:
             if ident not in quoted:
                 return None
-            owner = self._owner(quoted, stub, info)
+            owner = self._owner(quoted, stub, info, ident, self._object_at(plan, path, offset))
             if owner is None:
                 return None
             binding, via = owner
@@ -1270,6 +1292,31 @@ def _callee_at(tree, info: FileInfo, offset: int) -> int | None:
     if callee is None or callee.type not in ("identifier", "property_identifier", "type_identifier"):
         return None
     return pos.to_char(callee.start_byte)
+
+
+# member access node -> (field of the object, field of the member); the same in the TypeScript/TSX/JavaScript grammars
+_ACCESS_FIELDS = {
+    "member_expression": ("object", "property"),  # geo.dist, typeof geo.X, <geo.Comp/> (TSX/JSX)
+    "nested_identifier": ("object", "property"),  # geo.a in geo.a.B
+    "nested_type_identifier": ("module", "name"),  # geo.Point in a type position
+}
+
+
+def _object_at(tree, info: FileInfo, offset: int) -> str | None:
+    """The plain identifier that is the object of the member access whose member name starts at ``offset``."""
+    b = info.positions.to_byte(offset)
+    node = tree.root_node.descendant_for_byte_range(b, b)
+    if node is None or node.start_byte != b:
+        return None
+    parent = node.parent
+    fields = _ACCESS_FIELDS.get(parent.type) if parent is not None else None
+    if fields is None:
+        return None
+    member = parent.child_by_field_name(fields[1])
+    obj = parent.child_by_field_name(fields[0])
+    if member is None or member.start_byte != node.start_byte or obj is None or obj.type != "identifier":
+        return None
+    return _name(obj)
 
 
 _WRAPPER_RE = re.compile(r"^(?:Readonly|Partial|Required|NonNullable)<(.*)>$")

@@ -169,6 +169,46 @@ def test_registry_and_grammar_per_file():
     assert not tree.root_node.has_error
 
 
+
+# -- the owner of a member is the object before the '.', not an import of the same name --------------------------
+_SAME_NAME_TS = {
+    "src/single.ts": "export function dist(a: number): number { return a; }\nexport function area(): number { return 0; }\n",
+    "src/geo.ts": "export function dist(a: number, b: number): number { return a - b; }\n"
+                  "export class Point { x = 0; }\nexport class Shape { area(): number { return 1; } }\n",
+    "src/main.ts": "import { dist, area } from './single';\n"
+                   "import * as geo from './geo';\n"
+                   "import { Shape } from './geo';\n"
+                   "export const a = dist(1) + area();\n"
+                   "export const b = geo.dist(1, 2);\n"  # a member named like the named import `dist`
+                   "export function f(p: geo.Point): number { return 0; }\n"
+                   "export const s = new Shape();\n"
+                   "export const c = s.area();\n",  # object `s` is no import: the quoted type 'Shape' is the owner
+}
+
+
+@pytest.mark.parametrize("language", ["typescript", "javascript"])
+def test_member_named_like_an_import_is_owned_by_its_object(tmp_path, language):
+    _require_tsc()
+    files = dict(_SAME_NAME_TS)
+    if language == "javascript":  # the same project without type annotations
+        files = {k.replace(".ts", ".js"): v.replace(": number", "").replace("(p: geo.Point)", "(p)")
+                 .replace("x = 0;", "constructor() { this.x = 0; }") for k, v in files.items()}
+    repo = tmp_path / "repo"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    ext = ".ts" if language == "typescript" else ".js"
+    result, _ = _analyze(repo, tmp_path, get_analyzer(language))
+    found = {(r.line, r.symbol): (r.import_name, r.defining_file) for r in result.refs if r.file == f"src/main{ext}"}
+    assert found[(4, "dist")] == ("geo", f"src/geo{ext}")
+    assert found[(7, "area")] == ("Shape", f"src/geo{ext}")
+    # the named imports themselves still resolve to their own module
+    assert found[(3, "dist")] == ("dist", f"src/single{ext}")
+    assert found[(3, "area")] == ("area", f"src/single{ext}")
+    if language == "typescript":
+        assert found[(5, "Point")] == ("geo", "src/geo.ts")  # type position: `geo.Point`
+
+
 # -- failures of the toolchain ------------------------------------------------------------------------------------
 def test_timeout_is_an_exclusion(tmp_path):
     _require_tsc()
