@@ -19,18 +19,20 @@ Compilers:
 
 from __future__ import annotations
 
+import bisect
 import enum
 import glob
 import os
 import re
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer
-from benchsmith.analyzers.java import (ByteChars, Insertions, LineIndex, Utf16Index, apply_insertions, skip_trivia,
+from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
                                        tree_has_errors, utf8_env, walk)
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
@@ -154,11 +156,33 @@ class CsFileInfo:
 
 
 @lru_cache(maxsize=1)
-def _cs_parser():
+def _cs_language():
     import tree_sitter_c_sharp
-    from tree_sitter import Language, Parser
+    from tree_sitter import Language
 
-    return Parser(Language(tree_sitter_c_sharp.language()))
+    return Language(tree_sitter_c_sharp.language())
+
+
+@lru_cache(maxsize=1)
+def _cs_parser():
+    from tree_sitter import Parser
+
+    return Parser(_cs_language())
+
+
+@lru_cache(maxsize=1)
+def _names_query():
+    """One query for the whole-file name sets, run in C instead of a Python walk over every node: declared type and
+    type-parameter names (@local), every identifier (@id), and the spans whose identifiers are not uses (@skip:
+    ``using`` directives, namespace names)."""
+    from tree_sitter import Query
+
+    lang = _cs_language()
+    kinds = [k for k in TYPE_DECLS if lang.id_for_node_kind(k, True)]  # older grammars lack some kinds
+    src = " ".join(f"({k} name: (_) @local)" for k in kinds)
+    src += (" (type_parameter name: (_) @local) (identifier) @id (using_directive) @skip"
+            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip)")
+    return Query(lang, src)
 
 
 def _name(node) -> str:
@@ -167,7 +191,8 @@ def _name(node) -> str:
 
 def scan_csharp(src: SourceFile) -> CsFileInfo:
     info = CsFileInfo(src.path)
-    tree = _cs_parser().parse(src.text.encode("utf-8"))
+    data = src.text.encode("utf-8")
+    tree = _cs_parser().parse(data)
     info.tree = tree
     root = tree.root_node
     info.ts_error = tree_has_errors(root)
@@ -214,25 +239,21 @@ def scan_csharp(src: SourceFile) -> CsFileInfo:
                 info.tops.append(CsTop(current, name, kind, partial, insert_at))
 
     visit(root, "")
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        t = n.type
-        if t == "using_directive":
-            continue  # namespace names, not uses
-        if t in TYPE_DECLS or t == "type_parameter":
-            nm = n.child_by_field_name("name") if t != "type_parameter" else next(
-                (ch for ch in n.children if ch.type == "identifier"), None)
-            if nm is not None:
-                info.local_names.add(nm.text.decode("utf-8", "replace"))
-        elif t == "identifier":
-            info.used.add(n.text.decode("utf-8", "replace"))
-            continue
-        if t in ("namespace_declaration", "file_scoped_namespace_declaration"):
-            name = n.child_by_field_name("name")
-            stack.extend(ch for ch in n.children if ch != name)
-        else:
-            stack.extend(n.children)
+    from tree_sitter import QueryCursor
+
+    caps = QueryCursor(_names_query()).captures(root)
+    info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
+    skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
+    spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]
+    if skips:
+        starts = [s for s, _ in skips]
+        kept = []
+        for s, e in spans:
+            i = bisect.bisect_right(starts, s) - 1
+            if i < 0 or e > skips[i][1]:
+                kept.append((s, e))
+        spans = kept
+    info.used = {data[s:e].decode("utf-8", "replace") for s, e in spans}
     return info
 
 
@@ -356,6 +377,85 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
     return plans
 
 
+OBJECT_VIRTUALS = frozenset({"ToString", "Equals", "GetHashCode"})  # overridable on any class, a stub's too
+MEMBER_DECLS = ("method_declaration", "property_declaration", "indexer_declaration", "event_declaration")
+
+
+@lru_cache(maxsize=1)
+def _blocker_query():
+    from tree_sitter import Query
+
+    return Query(_cs_language(), "(class_declaration) @type (record_declaration) @type"
+                                 " (explicit_interface_specifier) @explicit")
+
+
+def _simple_type_name(node) -> str | None:
+    if node.type == "identifier":
+        return node.text.decode("utf-8", "replace")
+    if node.type == "generic_name":
+        ident = next((c for c in node.children if c.type == "identifier"), None)
+        return ident.text.decode("utf-8", "replace") if ident is not None else None
+    return None
+
+
+def _top_type(node):
+    """The outermost type declaration around ``node`` (None outside any type)."""
+    top = None
+    p = node.parent
+    while p is not None:
+        if p.type in TYPE_DECLS:
+            top = p
+        p = p.parent
+    return top
+
+
+def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo]) -> set[str]:
+    """Files whose stubs are sure to break a declaration, which stops mcs before any method body of the whole
+    stubbed tree: a type nested in a stub host that derives from a stubbed class and overrides one of its members
+    (CS0115: the empty stub has nothing to override), or an explicit implementation of a stubbed interface's member
+    (CS0540/CS0539).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
+    recompile stays as the fallback for whatever this misses."""
+    from tree_sitter import QueryCursor
+
+    out: set[str] = set()
+    for path in sorted(plans):
+        stubs = plans[path].stubs
+        if not stubs:
+            continue
+        caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        for spec in caps.get("explicit", ()):
+            name = next((n for n in (_simple_type_name(c) for c in spec.children) if n), None)
+            top = _top_type(spec)
+            if name in stubs and stubs[name].kind == "interface" and top is not None \
+                    and TYPE_DECLS[top.type] in STUB_HOSTS:
+                out.add(path)
+                break
+        if path in out:
+            continue
+        for node in caps.get("type", ()):
+            top = _top_type(node)
+            if top is None or TYPE_DECLS[top.type] not in STUB_HOSTS:
+                continue  # top-level: its base list is resolved outside its body, where the stubs are not seen
+            bases = next((c for c in node.children if c.type == "base_list"), None)
+            first = next((c for c in bases.named_children), None) if bases is not None else None
+            base = _simple_type_name(first) if first is not None else None
+            if base not in stubs or stubs[base].kind != "class":
+                continue
+            body = node.child_by_field_name("body")
+            for member in body.named_children if body is not None else ():
+                if member.type not in MEMBER_DECLS or not any(
+                        c.type == "modifier" and c.text == b"override" for c in member.children):
+                    continue
+                mname = member.child_by_field_name("name")
+                if member.type != "method_declaration" or mname is None or \
+                        mname.text.decode("utf-8", "replace") not in OBJECT_VIRTUALS:
+                    out.add(path)
+                    break
+            if path in out:
+                break
+    return out
+
+
 _ERROR_DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*error\b.*?)(\r?)$", re.M)
 
 
@@ -438,8 +538,13 @@ def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str]):
 
 
 def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str], shim: Shim,
-               project_namespaces: set[str]) -> int:
-    """Add placeholders for declaration-level resolution errors; returns how many new entries were added."""
+               project_namespaces: set[str], predict: bool = False) -> int:
+    """Add placeholders for declaration-level resolution errors; returns how many new entries were added.
+
+    mcs reports one segment of a qualified name per compile (``Py`` missing; then, once ``namespace Py`` exists,
+    ``GILState`` missing in ``Py``).  With ``predict`` the whole qualified name is placed at once -- the segments
+    before the last as namespaces, the last as a type, exactly what the following rounds would add -- which saves
+    a compile per segment."""
     before = shim.size()
     for d in diags:
         if d.kind != "error" or d.file not in texts:
@@ -482,6 +587,8 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
         ns = outer
         if followed_by_dot:
             shim.namespaces.add(f"{ns}.{name}" if ns else name)
+            if predict and _ancestor(info, text, off, {"attribute"}) is None:
+                _place_qualified(shim, text, after, f"{ns}.{name}" if ns else name)
             continue
         arity = _arity_at(text, after)
         if _ancestor(info, text, off, {"attribute"}) is not None:
@@ -496,30 +603,88 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
     return shim.size() - before
 
 
+_SEGMENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
+
+
+def _place_qualified(shim: Shim, text: str, at: int, prefix: str) -> None:
+    """``prefix`` is followed by ``.Seg1.Seg2...`` at ``at``: namespaces for all segments but the last, a placeholder
+    type for the last.  Nothing when a middle segment has type arguments (then it is a type, not a namespace)."""
+    segments: list[tuple[str, int]] = []
+    while True:
+        dot = skip_trivia(text, at)
+        if not text.startswith(".", dot) or text.startswith("..", dot):
+            break
+        m = _SEGMENT.match(text, skip_trivia(text, dot + 1))
+        if m is None:
+            return
+        segments.append((m.group().lstrip("@"), m.end()))
+        at = m.end()
+        if text.startswith("<", skip_trivia(text, at)):
+            if text.startswith(".", skip_trivia(text, _skip_type_args(text, skip_trivia(text, at)))):
+                return
+            break
+    if not segments:
+        return
+    ns = prefix
+    for seg, _ in segments[:-1]:
+        ns = f"{ns}.{seg}"
+        shim.namespaces.add(ns)
+    last, end = segments[-1]
+    shim.types.setdefault((ns, last, _arity_at(text, end)), "interface" if re.match(r"I[A-Z]", last) else "class")
+
+
+def _skip_type_args(text: str, at: int) -> int:
+    depth = 0
+    for i in range(at, min(len(text), at + 2000)):
+        if text[i] == "<":
+            depth += 1
+        elif text[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return at
+
+
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+
+
 def _offset(text: str, line: int, col: int) -> int | None:
     """1-based line and UTF-16 column -> character offset."""
     starts = _line_starts(text)
     if not (1 <= line <= len(starts)):
         return None
     start = starts[line - 1]
+    if _ASTRAL.search(text, start, starts[line] - 1 if line < len(starts) else len(text)) is None:
+        return start + max(0, col - 1)  # no two-unit characters on the line: UTF-16 units are characters
     end = starts[line] - 1 if line < len(starts) else len(text)
-    seg = text[start:end]
-    return start + Utf16Index(seg).to_char(max(0, col - 1))
+    return start + Utf16Index(text[start:end]).to_char(max(0, col - 1))
 
 
 _STARTS_CACHE: dict[int, tuple[str, list[int]]] = {}
 
 
 def _line_starts(text: str) -> list[int]:
+    """Offsets of the line starts (split on ``\\n`` only, as ``LineIndex``), cached per text object."""
     key = id(text)
     hit = _STARTS_CACHE.get(key)
     if hit is not None and hit[0] is text:
         return hit[1]
-    starts = LineIndex(text).starts
+    starts = [0]
+    find, at = text.find, text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = find("\n", at + 1)
     if len(_STARTS_CACHE) > 4096:
         _STARTS_CACHE.clear()
     _STARTS_CACHE[key] = (text, starts)
     return starts
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """Character offset -> 0-based (line, column), lines split on ``\\n`` only."""
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, offset) - 1
+    return line, offset - starts[line]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -575,19 +740,29 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     orig = plan.insertions.to_original(name_at)
     if orig is None or not original.startswith(symbol, orig):
         return None
-    line, col = _line_index(original).position(orig)
+    line, col = _position(original, orig)
     t = plan.stubs[stub_name]
     return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
 
 
-def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: dict[str, str]) -> str | None:
+def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: dict[str, str],
+                cache: dict[tuple[str, str], bool] | None = None) -> str | None:
     """The project file declaring ``member`` of ``t`` (its own, else a project base type's); None when only a
-    framework base type can have it (``Exception.Message``), which is not cross-file knowledge."""
-    pattern = re.compile(rf"\b{re.escape(member)}\b")
+    framework base type can have it (``Exception.Message``), which is not cross-file knowledge.  ``cache`` keeps
+    the (file, member) searches of one analysis (the same member is looked up from many files)."""
+    cache = {} if cache is None else cache
+
+    def mentions(file: str) -> bool:
+        key = (file, member)
+        hit = cache.get(key)
+        if hit is None:
+            hit = cache[key] = re.search(rf"\b{re.escape(member)}\b", texts.get(file, "")) is not None
+        return hit
+
     queue, seen = [t], {t.fqn}
     while queue:
         cur = queue.pop(0)
-        if pattern.search(texts.get(cur.file, "")):
+        if mentions(cur.file):
             return cur.file
         for name in cur.supers:
             cands = types.get(name, [])
@@ -596,20 +771,6 @@ def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: d
                 seen.add(cands[0].fqn)
                 queue.append(cands[0])
     return None
-
-
-_LINE_INDEX: dict[int, tuple[str, LineIndex]] = {}
-
-
-def _line_index(text: str) -> LineIndex:
-    hit = _LINE_INDEX.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    if len(_LINE_INDEX) > 4096:
-        _LINE_INDEX.clear()
-    idx = LineIndex(text)
-    _LINE_INDEX[id(text)] = (text, idx)
-    return idx
 
 
 def _name_near(text: str, pos: int, name: str) -> int | None:
@@ -676,6 +837,12 @@ class CSharpAnalyzer(Analyzer):
 
     mcs = "mcs"
     compiler: Compiler = Compiler.AUTO
+    # Compiler processes at once (the parse pass runs beside the tree-sitter scan, the original- and stubbed-tree
+    # compiles of a round side by side); 1 runs every step in turn.
+    parallel: int = 2
+    # Place whole qualified names in the shim and take out stubs sure to break a declaration up front, instead of
+    # learning both from extra compiles.  False is the plain round-by-round reference (the bench compares them).
+    predict: bool = True
 
     def _backend(self) -> tuple[Compiler, Roslyn | None]:
         if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
@@ -747,75 +914,121 @@ class CSharpAnalyzer(Analyzer):
             else:
                 usable[f.path] = f.text
         texts = {p: neutralise_error_directives(t) for p, t in usable.items()} if kind is Compiler.MCS else usable
-        infos = {p: scan_csharp(SourceFile(p, t)) for p, t in usable.items()}
-        known = set(texts) | {SHIM_FILE}
+        # The compiles are separate processes: with ``parallel`` > 1 the parse pass runs while tree-sitter scans,
+        # and the original- and stubbed-tree compiles of a round run side by side.
+        pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="csharp-compile") \
+            if self.parallel > 1 else None
         try:
-            compiled = set(texts)
-            if kind is Compiler.MCS:
-                compiled = self._parse_check(repo, texts, infos, workdir, known, result)
-                if compiled is None:
-                    return result
-            plans = plan_all_stubs(infos, texts, compiled)
-            result.stats.update(files=len(usable), compiled_files=len(compiled), files_with_stubs=len(plans),
-                                stubs=sum(len(p.stubs) for p in plans.values()))
-            if not plans:
-                return result
-            order = sorted(compiled)
-            project_ns = {ns for i in infos.values() for ns in i.namespaces}
-            orig_tree = workdir / "original"
-            stub_tree = workdir / "stubbed"
-            # Every namespace a file imports gets an empty declaration up front: harmless where the framework has
-            # it, and it saves a compile round where a library is missing.
-            shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
-            rounds = 0
-            while True:
-                shutil.rmtree(orig_tree, ignore_errors=True)
-                files = {p: shim.apply_blanks(p, texts[p]) for p in order}
-                if kind is Compiler.MCS:
-                    files[SHIM_FILE] = shim.text()
-                write_tree(orig_tree, files)
-                before = self._compile(kind, roslyn, orig_tree, sorted(files), workdir / "original.rsp", known,
-                                       workdir)
-                if before.diagnostics is None:
-                    return self._fail(result, repo, before.error)
-                rounds += 1
-                if kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS:
-                    break
-                # Once mcs reports anything inside a method body it got past the declarations: more placeholders
-                # (attributes it checks late) would only cost another round.
-                if reached_bodies(before.diagnostics, infos, texts):
-                    break
-                if not shim_fixes(before.diagnostics, infos, texts, shim, project_ns):
-                    break
-            result.stats["shim_rounds"] = rounds - 1
-            result.stats["shim_entries"] = shim.size()
-            dropped: set[str] = set()
-            for attempt in range(2):
-                shutil.rmtree(stub_tree, ignore_errors=True)
-                files = {p: shim.apply_blanks(p, plans[p].stubbed_text if p in plans and p not in dropped
-                                              else texts[p]) for p in order}
-                if kind is Compiler.MCS:
-                    files[SHIM_FILE] = shim.text()
-                write_tree(stub_tree, files)
-                after = self._compile(kind, roslyn, stub_tree, sorted(files), workdir / "stubbed.rsp", known, workdir)
-                if after.diagnostics is None:
-                    return self._fail(result, repo, after.error)
-                if kind is not Compiler.MCS or attempt:
-                    break
-                # Stubs that break a declaration (an override of a stubbed base...) stop mcs before any body:
-                # take those files' stubs out and compile once more.
-                blockers = self._new_declaration_errors(before.diagnostics, after.diagnostics, plans, infos, texts,
-                                                        dropped)
-                if not blockers:
-                    break
-                dropped |= blockers
-            result.stats["files_stubs_dropped"] = len(dropped)
+            return self._analyze(result, repo, kind, roslyn, usable, texts, workdir, pool)
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return result
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)  # never leave a compiler running into the next repository
+
+    def _analyze(self, result: AnalysisResult, repo: str, kind: Compiler, roslyn: Roslyn | None,
+                 usable: dict[str, str], texts: dict[str, str], workdir: Path,
+                 pool: ThreadPoolExecutor | None) -> AnalysisResult:
+        def submit(fn, *args) -> Future:
+            if pool is not None:
+                return pool.submit(fn, *args)
+            done: Future = Future()
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:  # re-raised by .result(), as from a pool
+                done.set_exception(exc)
+            return done
+
+        known = set(texts) | {SHIM_FILE}
+        parsed = submit(self._parse_run, texts, workdir, known) if kind is Compiler.MCS else None
+        infos = {p: scan_csharp(SourceFile(p, t)) for p, t in usable.items()}
+        compiled = set(texts)
+        if parsed is not None:
+            compiled = self._parse_verdict(repo, parsed.result(), texts, infos, result)
+            if compiled is None:
+                return result
+        plans = plan_all_stubs(infos, texts, compiled)
+        result.stats.update(files=len(usable), compiled_files=len(compiled), files_with_stubs=len(plans),
+                            stubs=sum(len(p.stubs) for p in plans.values()))
+        if not plans:
+            return result
+        order = sorted(compiled)
+        project_ns = {ns for i in infos.values() for ns in i.namespaces}
+        orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
+        for tree in (orig_tree, stub_tree):
+            shutil.rmtree(tree, ignore_errors=True)
+        written: dict[Path, dict[str, str]] = {orig_tree: {}, stub_tree: {}}
+
+        def put(tree: Path, files: dict[str, str]) -> list[str]:
+            # rounds only add placeholders and blank keywords: rewrite just the files that changed
+            changed = {p: t for p, t in files.items() if written[tree].get(p) != t}
+            write_tree(tree, changed)
+            written[tree].update(changed)
+            return sorted(files)
+
+        def tree_files(source: dict[str, str]) -> dict[str, str]:
+            files = {p: shim.apply_blanks(p, source[p]) for p in order}
+            if kind is Compiler.MCS:
+                files[SHIM_FILE] = shim.text()
+            return files
+
+        # Stubs known to break a declaration are left out up front (the recompile below stays as the fallback).
+        dropped: set[str] = predict_blockers(plans, infos) if self.predict and kind is Compiler.MCS else set()
+        result.stats["files_stubs_dropped_predicted"] = len(dropped)
+        # Every namespace a file imports gets an empty declaration up front: harmless where the framework has it,
+        # and it saves a compile round where a library is missing.
+        shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
+        rounds = 0
+        while True:
+            stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
+            b_files = put(orig_tree, tree_files(texts))
+            a_files = put(stub_tree, tree_files(stubbed))
+            # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
+            # the original reached the method bodies, this is the round whose shim both trees keep.
+            later = submit(self._compile, kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known, workdir)
+            before = self._compile(kind, roslyn, orig_tree, b_files, workdir / "original.rsp", known, workdir)
+            rounds += 1
+            final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS
+                     # Once mcs reports anything inside a method body it got past the declarations: more
+                     # placeholders (attributes it checks late) would only cost another round.
+                     or reached_bodies(before.diagnostics, infos, texts)
+                     or not shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict))
+            after = later.result()  # in a round that is not the last, the stubbed tree's files are rewritten next
+            if before.diagnostics is None:
+                return self._fail(result, repo, before.error)
+            if final:
+                break
+        result.stats["shim_rounds"] = rounds - 1
+        result.stats["shim_entries"] = shim.size()
+        if after.diagnostics is None:
+            return self._fail(result, repo, after.error)
+        result.stats["stubbed_recompiles"] = 0
+        if kind is Compiler.MCS and not self._stubbed_reached_bodies(after.diagnostics, plans, dropped, infos, texts):
+            # Stubs that break a declaration (an override of a stubbed base...) stop mcs before any body: take
+            # those files' stubs out and compile once more.  (Once mcs got to the bodies, declaration-level
+            # errors of stubs did not stop it, and they are references like any other.)
+            blockers = self._new_declaration_errors(before.diagnostics, after.diagnostics, plans, infos, texts,
+                                                    dropped)
+            result.stats["stubbed_recompiles"] = int(bool(blockers))
+            if blockers:
+                dropped |= blockers
+                stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
+                after = self._compile(kind, roslyn, stub_tree, put(stub_tree, tree_files(stubbed)),
+                                      workdir / "stubbed.rsp", known, workdir)
+                if after.diagnostics is None:
+                    return self._fail(result, repo, after.error)
+        result.stats["files_stubs_dropped"] = len(dropped)
+        self._collect_refs(result, before.diagnostics, after.diagnostics, plans, dropped, infos, texts, usable,
+                           compiled)
+        return result
+
+    def _collect_refs(self, result: AnalysisResult, before: list[CsDiagnostic], after: list[CsDiagnostic],
+                      plans: dict[str, CsStubs], dropped: set[str], infos: dict[str, CsFileInfo],
+                      texts: dict[str, str], usable: dict[str, str], compiled: set[str]) -> None:
         active = {p: pl for p, pl in plans.items() if p not in dropped}
         seen_before = set()
-        for d in before.diagnostics:
+        for d in before:
             if d.file in texts:
                 off = _offset(texts[d.file], d.line, d.col)
                 seen_before.add((d.file, off, d.code))
@@ -825,7 +1038,8 @@ class CSharpAnalyzer(Analyzer):
         for p in sorted(compiled):
             for t in infos[p].declared:
                 types_by_name.setdefault(t.name, []).append(t)
-        for d in after.diagnostics:
+        mentions: dict[tuple[str, str], bool] = {}
+        for d in after:
             if d.kind != "error" or d.file not in active:
                 continue
             plan = active[d.file]
@@ -842,34 +1056,38 @@ class CSharpAnalyzer(Analyzer):
                 unattributed += 1
                 continue
             if ref.symbol != ref.import_name:
-                ref.defining_file = member_file(plan.stubs[ref.import_name], ref.symbol, types_by_name, usable)
+                ref.defining_file = member_file(plan.stubs[ref.import_name], ref.symbol, types_by_name, usable,
+                                                mentions)
                 if ref.defining_file is None or ref.defining_file == ref.file:
                     external += 1
                     continue
             refs.setdefault((ref.file, ref.line, ref.column), ref)
         result.refs = [refs[k] for k in sorted(refs)]
-        result.stats.update(original_errors=sum(1 for d in before.diagnostics if d.kind == "error"),
-                            stubbed_errors=sum(1 for d in after.diagnostics if d.kind == "error"),
+        result.stats.update(original_errors=sum(1 for d in before if d.kind == "error"),
+                            stubbed_errors=sum(1 for d in after if d.kind == "error"),
                             new_diagnostics=new, unattributed=unattributed, external_members=external,
                             refs=len(result.refs))
-        return result
 
     def _compile(self, kind: Compiler, roslyn: Roslyn | None, tree: Path, files: list[str], rsp: Path,
                  known: set[str], workdir: Path) -> CompileOutcome:
+        out = workdir / f"{tree.name}.dll"  # one per tree: the two compiles of a round may run at once
         if kind is Compiler.CSC and roslyn is not None:
-            return self._csc(roslyn, tree, files, rsp, known, workdir / "out.dll")
+            return self._csc(roslyn, tree, files, rsp, known, out)
         container = self.options.backend.value != "local"
-        return self._mcs(tree, files, rsp, MCS_OPTIONS, known, "/tmp/benchsmith-out.dll" if container
-                         else str(workdir / "out.dll"))
+        return self._mcs(tree, files, rsp, MCS_OPTIONS, known, f"/tmp/benchsmith-{tree.name}.dll" if container
+                         else str(out))
 
-    def _parse_check(self, repo: str, texts: dict[str, str], infos: dict[str, CsFileInfo], workdir: Path,
-                     known: set[str], result: AnalysisResult) -> set[str] | None:
-        """One ``mcs --parse`` over every file: those it cannot read are recorded and left out of both compiles."""
+    def _parse_run(self, texts: dict[str, str], workdir: Path, known: set[str]) -> CompileOutcome:
+        """One ``mcs --parse`` over every file (needs no scan, so it runs while tree-sitter scans)."""
         tree = workdir / "parse"
         shutil.rmtree(tree, ignore_errors=True)
         write_tree(tree, texts)
-        out = self._mcs(tree, sorted(texts), workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental"),
-                        known, "")
+        return self._mcs(tree, sorted(texts), workdir / "parse.rsp",
+                         ("--parse", "-unsafe", "-langversion:experimental"), known, "")
+
+    def _parse_verdict(self, repo: str, out: CompileOutcome, texts: dict[str, str], infos: dict[str, CsFileInfo],
+                       result: AnalysisResult) -> set[str] | None:
+        """The files the parse pass could not read are recorded and left out of both compiles."""
         if out.diagnostics is None and not out.error.startswith("timeout"):
             # A parser crash (CS0589 is reported per file, but an unhandled exception aborts the run): fall back to
             # tree-sitter's verdict so one odd file does not cost the repository.
@@ -887,6 +1105,21 @@ class CSharpAnalyzer(Analyzer):
                                                f"mcs line {d.line}: {d.code} {d.message[:200]}", repo))
         result.stats["unparsed_files"] = len(bad)
         return set(texts) - set(bad)
+
+    @staticmethod
+    def _stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs], dropped: set[str],
+                                infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
+        for d in diags:
+            if d.kind != "error" or d.file not in texts:
+                continue
+            if d.file in plans and d.file not in dropped:
+                spos = _offset(plans[d.file].stubbed_text, d.line, d.col)
+                off = plans[d.file].insertions.to_original(spos) if spos is not None else None
+            else:
+                off = _offset(texts[d.file], d.line, d.col)
+            if off is not None and in_body(infos[d.file], texts[d.file], off):
+                return True
+        return False
 
     def _new_declaration_errors(self, before, after, plans, infos, texts, dropped) -> set[str]:
         seen = {(d.file, d.line, d.col, d.code) for d in before}
