@@ -19,7 +19,9 @@ from .cceval_metrics_common import (
     Mode,
     aggregate,
     exact_match,
+    grammar_versions,
     identifier_match,
+    require_compat_language,
 )
 
 __all__ = [
@@ -53,6 +55,7 @@ def score_example(
     if mode is Mode.COMPAT:
         from . import metrics_compat
 
+        require_compat_language(language)
         return metrics_compat.score_example(task_id, prompt, groundtruth, pred, language, sample)
     from . import metrics
 
@@ -70,10 +73,7 @@ def _version(dist: str) -> str:
 
 def describe(mode: Mode) -> dict:
     """What the numbers mean, for results.json: mode, edit-similarity definition, grammar versions."""
-    grammars = {
-        d: _version(d)
-        for d in ("tree-sitter", "tree-sitter-python", "tree-sitter-java", "tree-sitter-typescript", "tree-sitter-c-sharp")
-    }
+    grammars = grammar_versions()  # tree-sitter and every registered analyzer's grammar
     info = {
         "mode": mode.value,
         "edit_sim": (EditSim.DIFFLIB_FUZZ_RATIO if mode is Mode.COMPAT else EditSim.RAPIDFUZZ_RATIO).value,

@@ -11,10 +11,15 @@ from typing import Iterable, Sequence
 
 
 class Language(str, enum.Enum):
+    """Every language with an analyzer (``benchsmith.analyzers.registry()``; a unit test keeps the two equal).
+    Default mode scores all of them; compat mode only ``COMPAT_LANGUAGES``."""
+
     PYTHON = "python"
     JAVA = "java"
     TYPESCRIPT = "typescript"
     CSHARP = "csharp"
+    JAVASCRIPT = "javascript"
+    GO = "go"
 
     @classmethod
     def parse(cls, name: str) -> "Language":
@@ -27,7 +32,21 @@ class Language(str, enum.Enum):
             raise ValueError(f"unsupported language {name!r}; the CrossCodeEval scorer knows {known}") from None
 
 
-_ALIASES = {"py": "python", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp", "cs": "csharp"}
+_ALIASES = {"py": "python", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp", "cs": "csharp",
+            "js": "javascript", "golang": "go"}
+
+# The released scorer (amazon-science/cceval eval_metric.py) only has keyword lists and rules for these.
+COMPAT_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.TYPESCRIPT, Language.CSHARP})
+
+
+def require_compat_language(language: Language) -> None:
+    """Compat mode reproduces a scorer that never knew other languages: refuse rather than invent its numbers."""
+    if language not in COMPAT_LANGUAGES:
+        known = ", ".join(sorted(m.value for m in COMPAT_LANGUAGES))
+        raise ValueError(
+            f"compat-cceval mode reproduces the released CrossCodeEval scorer, which only knows {known}; "
+            f"score {language.value} in the default mode (drop --compat)"
+        )
 
 
 class Mode(str, enum.Enum):
@@ -51,33 +70,55 @@ class EditSim(str, enum.Enum):
 
 @functools.lru_cache(maxsize=None)
 def keywords(language: Language) -> frozenset[str]:
-    """Keyword set from ``benchsmith/data/keywords/<language>.txt`` (same word sets as the released scorer)."""
+    """Keyword set from ``benchsmith/data/keywords/<language>.txt`` (same word sets as the released scorer, which
+    has them for ``COMPAT_LANGUAGES`` only)."""
+    require_compat_language(language)
     text = resources.files("benchsmith").joinpath("data", "keywords", f"{language.value}.txt").read_text("utf-8")
     return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
+def analyzer_class(language: Language):
+    """The analyzer class of ``language``: it declares the tree-sitter grammar and statement rules scoring uses."""
+    from benchsmith.analyzers import registry
+
+    reg = registry()
+    if language.value not in reg:
+        raise ValueError(f"no analyzer registered for {language.value!r} (known: {', '.join(sorted(reg))}); "
+                         "the scorer takes its grammar from the language's analyzer class")
+    return reg[language.value]
+
+
 @functools.lru_cache(maxsize=None)
 def ts_language(language: Language):
-    """The tree-sitter ``Language`` from the installed grammar wheel (imported lazily)."""
-    import tree_sitter
+    """The tree-sitter ``Language`` of the analyzer's grammar wheel (imported lazily); TypeScript is scored with
+    the plain TypeScript grammar, as CrossCodeEval did."""
+    return analyzer_class(language).ts_language()
 
-    if language is Language.PYTHON:
-        import tree_sitter_python as grammar
 
-        ptr = grammar.language()
-    elif language is Language.JAVA:
-        import tree_sitter_java as grammar
+@functools.lru_cache(maxsize=None)
+def grammar_distribution(module: str) -> str:
+    """The installed distribution providing grammar module ``module`` (``tree_sitter_c_sharp`` ->
+    ``tree-sitter-c-sharp``)."""
+    from importlib.metadata import packages_distributions
 
-        ptr = grammar.language()
-    elif language is Language.TYPESCRIPT:
-        import tree_sitter_typescript as grammar
+    found = packages_distributions().get(module)
+    return found[0] if found else module.replace("_", "-")
 
-        ptr = grammar.language_typescript()
-    else:
-        import tree_sitter_c_sharp as grammar
 
-        ptr = grammar.language()
-    return tree_sitter.Language(ptr)
+def grammar_versions() -> dict[str, str]:
+    """``{distribution: version}`` of tree-sitter and of the grammar of every registered analyzer."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from benchsmith.analyzers import registry
+
+    dists = ["tree-sitter"] + sorted({grammar_distribution(cls.grammar_module) for cls in registry().values()})
+    out: dict[str, str] = {}
+    for d in dists:
+        try:
+            out[d] = version(d)
+        except PackageNotFoundError:
+            out[d] = "not installed"
+    return out
 
 
 def new_parser(language: Language):

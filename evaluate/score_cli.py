@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cceval_metrics_common import ExampleScore, Language, Mode, aggregate
+from .cceval_metrics_common import ExampleScore, Language, Mode, aggregate, require_compat_language
 
 COMPAT_CHOICES = {"cceval": Mode.COMPAT}
 
@@ -55,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--language",
         default=None,
-        help="python|java|typescript|csharp; used when a record has no metadata.language "
+        help=f"{'|'.join(m.value for m in Language)} (compat: the first four); used when a record has no "
+        "metadata.language "
         "(default: the prompts file's parent directory name)",
     )
 
@@ -239,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
     mode = COMPAT_CHOICES[args.compat] if args.compat else Mode.DEFAULT
     try:
         tasks = load_tasks(args.prompts, args.language)
+        if mode is Mode.COMPAT:
+            for lang in sorted({t.language for t in tasks}, key=lambda m: m.value):
+                require_compat_language(lang)
         preds = load_predictions(args.predictions, tasks)
     except (ScoreInputError, ValueError) as exc:
         print(f"benchsmith score cceval: error: {exc}", file=sys.stderr)

@@ -23,9 +23,9 @@ from benchsmith.jsonio import AtomicWriter, read_jsonl
 FIGURES_DIR = "figures"
 _NOT_LANGUAGES = {"hf", "parquet", "figures", "humanext"}
 _BASE = "line_completion"
-# Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``).
-_PACKAGES = ("benchsmith", "tree-sitter", "tree-sitter-python", "tree-sitter-java", "tree-sitter-typescript",
-             "tree-sitter-c-sharp", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
+# Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
+# grammar of every registered analyzer is added by ``grammar_packages()``).
+_PACKAGES = ("benchsmith", "tree-sitter", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
 
 
 @dataclass
@@ -84,9 +84,19 @@ def collect(root: Path) -> list[LanguageStats]:
     return out
 
 
+def grammar_packages() -> list[str]:
+    """The distributions of every registered analyzer's tree-sitter grammar (``tree_sitter_c_sharp`` ->
+    ``tree-sitter-c-sharp``), so a card names the grammar of each language, not only the original four."""
+    from benchsmith.analyzers import registry
+
+    owners = metadata.packages_distributions()
+    return sorted({(owners.get(cls.grammar_module) or [cls.grammar_module.replace("_", "-")])[0]
+                   for cls in registry().values()})
+
+
 def package_versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
-    for name in _PACKAGES:
+    for name in (*_PACKAGES, *grammar_packages()):
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

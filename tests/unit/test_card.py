@@ -78,3 +78,17 @@ def test_empty_build_still_gets_a_card(tmp_path):
     assert "0 examples in 1 language(s)" in text and "Nothing was excluded." in text
     with pytest.raises(FileNotFoundError, match="build the benchmark first"):
         write_card(tmp_path / "missing", [], {})
+
+
+def test_card_lists_the_grammar_of_every_registered_language(tmp_path):
+    from importlib import metadata
+
+    from benchsmith.analyzers import registry
+
+    root = _build(tmp_path / "out")
+    text = write_card(root, ["build-ccEval"], {}).read_text()
+    owners = metadata.packages_distributions()
+    for language, cls in registry().items():
+        (dist,) = owners[cls.grammar_module]  # installed grammar wheel of this analyzer
+        assert f"| {dist} | {metadata.version(dist)} |" in text, language
+    assert "| tree-sitter-go |" in text and "| tree-sitter-javascript |" in text
