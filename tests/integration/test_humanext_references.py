@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
+from tests.shared_data import shared_data
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared/data/humanextension/data.json"
+DATA = shared_data("humanextension/data.json")
 INVALID = {"factorial", "all_sorted", "prod_signs_within_threshold", "sum_odd_collatz", "num_valid_birthdays",
            "biggest"}
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")

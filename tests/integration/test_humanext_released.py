@@ -14,8 +14,9 @@ from benchsmith.builders.humanext.build import BuildOptions, build
 from benchsmith.builders.humanext.settings import VariantConfig
 from benchsmith.builders.humanext.sources import load_pairs
 from benchsmith.builders.humanext.usage import AuxUsage, auxiliary_usage
+from tests.shared_data import shared_data
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared/data/humanextension/data.json"
+DATA = shared_data("humanextension/data.json")
 
 # Measured: these six human references fail their own tests (with the auxiliary prepended, plain interpreter).
 FAILING_TARGETS = {"factorial", "all_sorted", "prod_signs_within_threshold", "sum_odd_collatz",

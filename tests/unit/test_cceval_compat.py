@@ -12,8 +12,9 @@ import pytest
 from benchsmith.evaluate.cceval_metrics import Language, Mode, aggregate, score_example
 from benchsmith.evaluate import metrics_compat as mc
 from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+from tests.shared_data import shared_data
 
-GOLDEN = Path(__file__).resolve().parents[2].parent / "shared/data/cceval-metrics"
+GOLDEN = shared_data("cceval-metrics")
 FIELDS = (
     "pred_postprocessed",
     "pred_truncated",

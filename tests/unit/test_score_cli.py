@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from benchsmith.cli import main
+from tests.shared_data import shared_data
 
-GOLDEN = Path(__file__).resolve().parents[2].parent / "shared/data/cceval-metrics"
+GOLDEN = shared_data("cceval-metrics")
 
 TASKS = [
     # (task_id, prompt, groundtruth)
