@@ -55,13 +55,13 @@ def is_remote(source: str) -> bool:
     return "://" in source or source.startswith("git@")
 
 
-def materialise(spec: RepoSpec, workdir: Path) -> Checkout:
+def materialise(spec: RepoSpec, workdir: Path, full_history: bool = False) -> Checkout:
     """Bring ``spec`` onto disk under ``workdir`` (only for archives and clones; local dirs are used in place,
     read-only from our side)."""
     name = repo_name(spec)
     src = spec.source
     if is_remote(src) and not src.endswith(ARCHIVE_SUFFIXES):
-        return _clone(spec, name, workdir)
+        return _clone(spec, name, workdir, full_history)
     path = Path(src).expanduser()
     if not path.exists():
         raise SourceError(Reason.SOURCE_NOT_FOUND, f"{src}: no such file or directory")
@@ -94,7 +94,8 @@ def _git_info(path: Path) -> tuple[str | None, str | None]:
         return None, None
 
 
-def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
+def _clone(spec: RepoSpec, name: str, workdir: Path, full_history: bool = False) -> Checkout:
+    """Shallow where possible; ``full_history`` when the first commit's date is needed (--created-after)."""
     import git
 
     dest = workdir / "clone"
@@ -108,12 +109,15 @@ def _clone(spec: RepoSpec, name: str, workdir: Path) -> Checkout:
             origin = repo.create_remote("origin", spec.source)
             with repo.git.custom_environment(**env):
                 try:
+                    if full_history:
+                        raise git.GitCommandError("fetch", "full history wanted")
                     origin.fetch(spec.commit, depth=1)
                 except git.GitCommandError:
                     origin.fetch()
                 repo.git.checkout("--detach", spec.commit)
         else:
-            repo = git.Repo.clone_from(spec.source, dest, depth=1, env=env, multi_options=["--no-recurse-submodules"])
+            depth = {} if full_history else {"depth": 1}
+            repo = git.Repo.clone_from(spec.source, dest, env=env, multi_options=["--no-recurse-submodules"], **depth)
     except Exception as exc:  # noqa: BLE001 - every clone failure is recorded, none aborts the run
         shutil.rmtree(dest, ignore_errors=True)
         raise SourceError(Reason.CLONE_FAILED, f"{spec.source}: {_git_failure(exc)}") from None

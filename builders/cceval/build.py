@@ -253,7 +253,7 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
 
     spec = dataclasses.replace(task.spec, name=name)
     try:
-        checkout = materialise(spec, tmp)
+        checkout = materialise(spec, tmp, full_history=cfg.repo_filters.created_after is not None)
     except SourceError as exc:
         exclude(Stage.SOURCE, exc.reason, exc.detail)
         summary.status = "excluded"

@@ -47,6 +47,17 @@ def test_git_url_clone_and_pinned_commit(tmp_path):
     assert (tmp_path / "w2" / "clone" / "a.py").read_text() == "x = 1\n"
 
 
+def test_full_history_clone_knows_the_first_commit_date(tmp_path):
+    src = tmp_path / "origin"
+    src.mkdir()
+    repo, _ = _git_repo(src, {"a.py": "x = 1\n"})
+    repo.index.commit("second")
+    shallow = materialise(RepoSpec(f"file://{src}"), tmp_path / "w1")
+    full = materialise(RepoSpec(f"file://{src}"), tmp_path / "w2", full_history=True)
+    assert shallow.created is None  # a shallow clone cannot know its first commit
+    assert full.created and full.created[:4].isdigit()
+
+
 def test_failing_clone_is_a_recorded_reason(tmp_path):
     with pytest.raises(SourceError) as err:
         materialise(RepoSpec("https://invalid.invalid/nobody/nothing.git"), tmp_path)
