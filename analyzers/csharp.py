@@ -409,7 +409,7 @@ def _top_type(node):
     return top
 
 
-def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo]) -> set[str]:
+def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> set[str]:
     """Files whose stubs are sure to break a declaration, which stops mcs before any method body of the whole
     stubbed tree: a type nested in a stub host that derives from a stubbed class and overrides one of its members
     (CS0115: the empty stub has nothing to override), or an explicit implementation of a stubbed interface's member
@@ -419,9 +419,10 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo]) ->
 
     out: set[str] = set()
     for path in sorted(plans):
-        stubs = plans[path].stubs
-        if not stubs:
-            continue
+        stubs, text = plans[path].stubs, texts[path]
+        if not stubs or ("override" not in text and not any(
+                t.kind == "interface" and f"{n}." in text for n, t in stubs.items())):
+            continue  # neither an override nor a qualified name of a stubbed interface: nothing to look at
         caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
         for spec in caps.get("explicit", ()):
             name = next((n for n in (_simple_type_name(c) for c in spec.children) if n), None)
@@ -941,7 +942,14 @@ class CSharpAnalyzer(Analyzer):
             return done
 
         known = set(texts) | {SHIM_FILE}
-        parsed = submit(self._parse_run, texts, workdir, known) if kind is Compiler.MCS else None
+        orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
+        for tree in (orig_tree, stub_tree):
+            shutil.rmtree(tree, ignore_errors=True)
+        # The parse pass reads the original tree itself (the files as they are, before any placeholder); a
+        # compile lists its files, so those it leaves out later may stay on disk.
+        write_tree(orig_tree, texts)
+        written: dict[Path, dict[str, str]] = {orig_tree: dict(texts), stub_tree: {}}
+        parsed = submit(self._parse_run, orig_tree, sorted(texts), workdir, known) if kind is Compiler.MCS else None
         infos = {p: scan_csharp(SourceFile(p, t)) for p, t in usable.items()}
         compiled = set(texts)
         if parsed is not None:
@@ -955,10 +963,6 @@ class CSharpAnalyzer(Analyzer):
             return result
         order = sorted(compiled)
         project_ns = {ns for i in infos.values() for ns in i.namespaces}
-        orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
-        for tree in (orig_tree, stub_tree):
-            shutil.rmtree(tree, ignore_errors=True)
-        written: dict[Path, dict[str, str]] = {orig_tree: {}, stub_tree: {}}
 
         def put(tree: Path, files: dict[str, str]) -> list[str]:
             # rounds only add placeholders and blank keywords: rewrite just the files that changed
@@ -974,7 +978,7 @@ class CSharpAnalyzer(Analyzer):
             return files
 
         # Stubs known to break a declaration are left out up front (the recompile below stays as the fallback).
-        dropped: set[str] = predict_blockers(plans, infos) if self.predict and kind is Compiler.MCS else set()
+        dropped: set[str] = predict_blockers(plans, infos, texts) if self.predict and kind is Compiler.MCS else set()
         result.stats["files_stubs_dropped_predicted"] = len(dropped)
         # Every namespace a file imports gets an empty declaration up front: harmless where the framework has it,
         # and it saves a compile round where a library is missing.
@@ -1077,13 +1081,10 @@ class CSharpAnalyzer(Analyzer):
         return self._mcs(tree, files, rsp, MCS_OPTIONS, known, f"/tmp/benchsmith-{tree.name}.dll" if container
                          else str(out))
 
-    def _parse_run(self, texts: dict[str, str], workdir: Path, known: set[str]) -> CompileOutcome:
+    def _parse_run(self, tree: Path, files: list[str], workdir: Path, known: set[str]) -> CompileOutcome:
         """One ``mcs --parse`` over every file (needs no scan, so it runs while tree-sitter scans)."""
-        tree = workdir / "parse"
-        shutil.rmtree(tree, ignore_errors=True)
-        write_tree(tree, texts)
-        return self._mcs(tree, sorted(texts), workdir / "parse.rsp",
-                         ("--parse", "-unsafe", "-langversion:experimental"), known, "")
+        return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental"),
+                         known, "")
 
     def _parse_verdict(self, repo: str, out: CompileOutcome, texts: dict[str, str], infos: dict[str, CsFileInfo],
                        result: AnalysisResult) -> set[str] | None:
