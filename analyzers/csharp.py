@@ -13,6 +13,13 @@ Compilers:
   NuGet type in a signature, a missing ``using`` namespace), so the original tree first gets a *shim*: empty
   namespaces and placeholder types for every name mcs reports missing at declaration level, and ``override``
   blanked where the base is a placeholder; both trees are compiled with the same shim, so the diff stays sound.
+  Speed (the two whole-tree compiles are the floor; ``bench/analyzer_csharp.py`` measures against it): the parse
+  pass runs while tree-sitter scans, each shim round compiles the original and the stubbed tree side by side (the
+  stubbed result of the round that reaches the method bodies is the one kept), a missing qualified name gets all
+  its placeholders in one round, and stubs sure to break a declaration (a nested type overriding a member of a
+  stubbed class...) are left out up front; a stubbed recompile without the offending files' stubs remains only
+  for a stubbed compile that still stopped before the bodies.  ``parallel=1, predict=False`` is the plain
+  step-by-step reference.
 - Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH: it parses current C# and checks
   every body whatever fails elsewhere, so no parse pass and no shim are needed.
 """

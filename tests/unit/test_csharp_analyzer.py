@@ -181,3 +181,93 @@ def test_missing_compiler_is_recorded(tmp_path):
     a.mcs = "benchsmith-no-such-mcs"
     _, res = _analyze(FIXTURES / "basic", tmp_path, a)
     assert [e.reason for e in res.exclusions] == [Reason.TOOL_MISSING]
+
+
+# -- what the batched run predicts instead of learning it from extra compiles ----------------------------------
+
+PREDICT_FILES = {
+    "Lib/Widget.cs": """\
+namespace Acme.Lib {
+    public class Widget { public virtual void Draw() {} public int Size; public static Widget Create() { return null; } }
+    public interface IShape { double Area(); }
+}
+""",
+    # an external library type named with its namespace: mcs reports one segment per compile
+    "App/Program.cs": """\
+using Acme.Lib;
+namespace Acme.App {
+    public class Program {
+        private Ext.Lib.Thing<int> thing;
+        public int Run() { Widget.Create(); Widget w = new Widget(); w.Draw(); return w.Size; }
+    }
+}
+""",
+    # a nested type overriding a member of a stubbed class: the stub breaks the declaration (CS0115)
+    "App/Blocked.cs": """\
+using Acme.Lib;
+namespace Acme.App {
+    public class Outer {
+        class Fancy : Widget { public override void Draw() {} }
+        public void Use() { Widget.Create().Draw(); }
+    }
+}
+""",
+    # only object's virtuals overridden, and a top-level type (its base list does not see its nested stubs)
+    "App/Fine.cs": """\
+using Acme.Lib;
+namespace Acme.App {
+    public class Fine : Widget {
+        public override void Draw() {}
+        class Plain : Widget { public override string ToString() { return ""; } }
+        public void Use() { Widget.Create().Draw(); }
+    }
+}
+""",
+    # an explicit implementation of a stubbed interface's member
+    "App/Explicit.cs": """\
+using Acme.Lib;
+namespace Acme.App {
+    public class Holder {
+        class Circle : IShape { double IShape.Area() { return 1; } }
+        public int Use() { return Widget.Create().Size; }
+    }
+}
+""",
+}
+
+
+def test_stub_blockers_are_predicted_from_declarations():
+    from benchsmith.analyzers.csharp import predict_blockers
+
+    texts = dict(PREDICT_FILES)
+    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
+    plans = plan_all_stubs(infos, texts, set(texts))
+    assert {"App/Blocked.cs", "App/Fine.cs", "App/Explicit.cs", "App/Program.cs"} <= set(plans)
+    assert predict_blockers(plans, infos, texts) == {"App/Blocked.cs", "App/Explicit.cs"}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@needs_mcs
+def test_predictions_and_side_by_side_compiles_keep_the_reference_refs(tmp_path):
+    repo = _write(tmp_path / "repo", PREDICT_FILES)
+    fast = _mcs_analyzer()
+    assert fast.parallel > 1 and fast.predict
+    reference = _mcs_analyzer()
+    reference.parallel, reference.predict = 1, False
+    _, a = _analyze(repo, tmp_path / "fast", fast)
+    _, b = _analyze(repo, tmp_path / "ref", reference)
+    assert [r.to_dict() for r in a.refs] == [r.to_dict() for r in b.refs]
+    got = {(r.file, r.symbol, r.diagnostic) for r in a.refs}
+    assert {("App/Program.cs", "Create", "CS0117"), ("App/Program.cs", "Draw", "CS1061"),
+            ("App/Program.cs", "Size", "CS1061"), ("App/Fine.cs", "Create", "CS0117")} <= got
+    assert not {f for f, _, _ in got} & {"App/Blocked.cs", "App/Explicit.cs"}  # their stubs are out
+    # Ext, Ext.Lib, Ext.Lib.Thing<T>: one round instead of three; the blockers cost no stubbed recompile
+    assert (a.stats["shim_rounds"], b.stats["shim_rounds"]) == (1, 3)
+    assert a.stats["files_stubs_dropped_predicted"] == 2 and a.stats["stubbed_recompiles"] == 0
+    assert b.stats["stubbed_recompiles"] == 1 and b.stats["files_stubs_dropped"] == 2
