@@ -65,6 +65,15 @@ def test_pythonnet_runtime_refs(old, tmp_path):
     assert res.stats["shim_entries"] > 0
     _, again = _run(old / "src", tmp_path / "b")
     assert [r.to_dict() for r in res.refs] == [r.to_dict() for r in again.refs]
+    # The speed work (side-by-side compiles, predicted placeholders and stub blockers) loses no reference of
+    # the plain step-by-step run.
+    reference = _analyzer()
+    reference.parallel, reference.predict = 1, False
+    plain = reference.analyze(snapshot(old / "src", reference.extensions, tmp_path / "c" / "snap",
+                                       repo_name="src"), tmp_path / "c" / "work")
+    key = lambda r: (r.file, r.line, r.column, r.symbol, r.defining_file)  # noqa: E731
+    assert {key(r) for r in res.refs} >= {key(r) for r in plain.refs}
+    assert res.stats["shim_rounds"] <= plain.stats["shim_rounds"]
 
 
 def test_modern_csharp_is_recorded_as_unparsable(download, tmp_path):
