@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 
 def dumps(obj: Any) -> str:
@@ -27,19 +28,55 @@ class JsonlError(ValueError):
     pass
 
 
+@dataclass(frozen=True)
+class JsonlLine:
+    """One non-blank line of a JSONL file."""
+
+    lineno: int  # 1-based physical line number (blank lines count), for messages
+    raw: str  # the line as read, always ending in exactly one "\n" (added to a last line that lacks it)
+    obj: dict[str, Any]
+
+
+def parse_jsonl(
+    lines: Iterable[str],
+    source: str | os.PathLike,
+    *,
+    expect: str = "a JSON object",
+    error: Callable[[str], Exception] = JsonlError,
+) -> Iterator[JsonlLine]:
+    """Parse already-open text lines (a file handle, a gzip stream, ``io.StringIO``) as JSONL.
+
+    Blank lines are skipped; a line that is not JSON, or not an object, raises ``error(message)`` with the
+    message ``"{source}:{lineno}: ..."``. ``error`` lets a command raise its own error type (so its CLI keeps its
+    exit code) without re-wrapping; ``expect`` words what an object line should hold."""
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise error(f"{source}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(obj, dict):
+            raise error(f"{source}:{lineno}: expected {expect}, got {type(obj).__name__}")
+        yield JsonlLine(lineno, raw if raw.endswith("\n") else raw + "\n", obj)
+
+
+def iter_jsonl(
+    path: str | os.PathLike,
+    *,
+    expect: str = "a JSON object",
+    error: Callable[[str], Exception] = JsonlError,
+) -> Iterator[JsonlLine]:
+    """The non-blank lines of a UTF-8 JSONL file with their line numbers; see ``parse_jsonl`` for errors.
+    The file is opened on the first ``next()``, so an ``OSError`` surfaces there."""
+    with open(path, encoding="utf-8") as fh:
+        yield from parse_jsonl(fh, path, expect=expect, error=error)
+
+
 def read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
     """Yield objects; a bad line raises ``JsonlError`` naming the file and 1-based line number."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise JsonlError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise JsonlError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield obj
+    for line in iter_jsonl(path):
+        yield line.obj
 
 
 class AtomicWriter:

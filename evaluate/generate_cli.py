@@ -84,26 +84,17 @@ def parse_task(obj: dict, where: str) -> Task:
 
 
 def read_tasks(path: str | Path) -> list[Task]:
-    from benchsmith.jsonio import read_jsonl
+    from benchsmith.jsonio import iter_jsonl
 
     tasks: list[Task] = []
-    lineno = 0
     try:
-        for lineno, obj in _numbered(read_jsonl(path), path):
-            tasks.append(parse_task(obj, f"{path}:{lineno}"))
+        for line in iter_jsonl(path):
+            tasks.append(parse_task(line.obj, f"{path}:{line.lineno}"))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); re-encode the file as UTF-8") from None
     return tasks
-
-
-def _numbered(objs, path):
-    # read_jsonl skips blank lines; recover the physical line numbers for messages
-    with open(path, encoding="utf-8") as fh:
-        numbers = [i for i, line in enumerate(fh, 1) if line.strip()]
-    for number, obj in zip(numbers, objs):
-        yield number, obj
 
 
 # -------------------------------------------------------------------------------------------------- generation

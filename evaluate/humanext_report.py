@@ -21,7 +21,7 @@ import argparse
 import hashlib
 import math
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -29,6 +29,7 @@ from typing import Any, Sequence
 from benchsmith.records import Perturbation, PromptVariant, Setting
 
 from .passk import PassAtK, aggregate, parse_ks
+from .predictions import Prediction, Wording, read_predictions
 from .style import Style, classify_source
 from .truncation import defines_function, extract_code, remove_function, strip_prompt, truncate
 
@@ -50,13 +51,6 @@ class ReportInputError(ValueError):
 # ------------------------------------------------------------------------------------------------------ inputs
 
 
-@dataclass(frozen=True)
-class Prediction:
-    task_id: str
-    pred: str
-    line: int
-
-
 @dataclass
 class ModelPredictions:
     name: str
@@ -75,68 +69,46 @@ def variants_path(path: Path) -> Path:
 
 
 def load_variants(path: Path) -> list[PromptVariant]:
-    from benchsmith.jsonio import JsonlError, read_jsonl
+    from benchsmith.jsonio import iter_jsonl
 
     src = variants_path(path)
     out: list[PromptVariant] = []
     seen: dict[str, int] = {}
-    try:
-        for lineno, obj in enumerate(read_jsonl(src), 1):
-            where = f"{src}:{lineno}"
-            missing = [k for k in ("task_id", "pair_id", "setting", "prompt", "stop", "entry_point",
-                                   "auxiliary_name", "tests") if k not in obj]
-            if missing:
-                raise ReportInputError(f"{where}: variant {obj.get('task_id', '?')!r} lacks {', '.join(missing)}")
-            try:
-                v = PromptVariant.from_dict(obj)
-            except (TypeError, ValueError) as exc:
-                raise ReportInputError(f"{where}: variant {obj.get('task_id')!r}: {exc}") from None
-            if not isinstance(v.stop, list) or not all(isinstance(s, str) for s in v.stop):
-                raise ReportInputError(f"{where}: variant {v.task_id!r}: stop must be a list of strings")
-            if v.task_id in seen:
-                raise ReportInputError(f"{where}: duplicate task_id {v.task_id!r} (first on line {seen[v.task_id]})")
-            seen[v.task_id] = lineno
-            out.append(v)
-    except JsonlError as exc:
-        raise ReportInputError(str(exc)) from None
+    for line in iter_jsonl(src, error=ReportInputError):
+        lineno, obj = line.lineno, line.obj
+        where = f"{src}:{lineno}"
+        missing = [k for k in ("task_id", "pair_id", "setting", "prompt", "stop", "entry_point",
+                               "auxiliary_name", "tests") if k not in obj]
+        if missing:
+            raise ReportInputError(f"{where}: variant {obj.get('task_id', '?')!r} lacks {', '.join(missing)}")
+        try:
+            v = PromptVariant.from_dict(obj)
+        except (TypeError, ValueError) as exc:
+            raise ReportInputError(f"{where}: variant {obj.get('task_id')!r}: {exc}") from None
+        if not isinstance(v.stop, list) or not all(isinstance(s, str) for s in v.stop):
+            raise ReportInputError(f"{where}: variant {v.task_id!r}: stop must be a list of strings")
+        if v.task_id in seen:
+            raise ReportInputError(f"{where}: duplicate task_id {v.task_id!r} (first on line {seen[v.task_id]})")
+        seen[v.task_id] = lineno
+        out.append(v)
     if not out:
         raise ReportInputError(f"{src}: no variants")
     return out
 
 
-def load_predictions(path: Path, name: str, known: set[str]) -> ModelPredictions:
-    import json
+PREDICTION_WORDING = Wording(
+    missing_task_id="missing or non-string task_id (a non-empty string)",
+    missing_pred="task {task_id!r}: missing or non-string pred (no 'pred' key)",
+    pred_not_str="task {task_id!r}: missing or non-string pred (got {type})",
+    unknown_task="task {task_id!r} is not in the variants file (predictions for another build?)",
+)
 
-    by_task: dict[str, list[Prediction]] = defaultdict(list)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise ReportInputError(f"cannot read predictions file {path}: {exc.strerror}") from None
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReportInputError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise ReportInputError(f"{where}: expected a JSON object with task_id and pred")
-            tid = obj.get("task_id")
-            if not isinstance(tid, str):
-                raise ReportInputError(f"{where}: missing or non-string task_id")
-            pred = obj.get("pred")
-            if not isinstance(pred, str):
-                raise ReportInputError(f"{where}: task {tid!r}: missing or non-string pred "
-                                       f"(got {type(pred).__name__})")
-            if tid not in known:
-                raise ReportInputError(f"{where}: task {tid!r} is not in the variants file "
-                                       "(predictions for another build?)")
-            by_task[tid].append(Prediction(tid, pred, lineno))
+
+def load_predictions(path: Path, name: str, known: set[str]) -> ModelPredictions:
+    by_task = read_predictions(path, known, PREDICTION_WORDING, ReportInputError)
     if not by_task:
         raise ReportInputError(f"{path}: no predictions")
-    return ModelPredictions(name, path, dict(by_task))
+    return ModelPredictions(name, path, by_task)
 
 
 def model_names(paths: Sequence[Path], names: Sequence[str] | None) -> list[str]:

@@ -12,12 +12,14 @@ Several samples per task: each sample is scored on its own (one row each in the 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchsmith.jsonio import parse_jsonl
+
 from .cceval_metrics_common import ExampleScore, Language, Mode, aggregate, require_compat_language
+from .predictions import Prediction, Wording, check_text, read_predictions
 
 COMPAT_CHOICES = {"cceval": Mode.COMPAT}
 
@@ -32,13 +34,6 @@ class Task:
     prompt: str
     groundtruth: str
     language: Language
-    line: int
-
-
-@dataclass(frozen=True)
-class Prediction:
-    task_id: str
-    pred: str
     line: int
 
 
@@ -65,13 +60,12 @@ def _fail(path: Path, line: int, msg: str) -> ScoreInputError:
     return ScoreInputError(f"{path}:{line}: {msg}")
 
 
-def _check_text(path: Path, line: int, task_id: str, field: str, text: str) -> None:
-    # JSON allows lone surrogates (\ud800) but they are not text: no parser or UTF-8 output file takes them.
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise _fail(path, line, f"task {task_id!r}: {field!r} holds an unpaired surrogate at character "
-                    f"{exc.start}; fix the producer's UTF-8 handling") from None
+PREDICTION_WORDING = Wording(
+    missing_task_id="missing 'task_id' (a non-empty string)",
+    missing_pred="task {task_id!r}: missing 'pred'",
+    pred_not_str="task {task_id!r}: 'pred' must be a string, got {type}",
+    unknown_task="task {task_id!r} is not in the prompts file (extra id; wrong split?)",
+)
 
 
 def load_tasks(path: Path, language: str | None) -> list[Task]:
@@ -90,15 +84,8 @@ def load_tasks(path: Path, language: str | None) -> list[Task]:
     except OSError as exc:
         raise ScoreInputError(f"cannot read prompts file {path}: {exc.strerror}") from None
     with fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise _fail(path, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(rec, dict):
-                raise _fail(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
+        for line in parse_jsonl(fh, path, error=ScoreInputError):
+            lineno, rec = line.lineno, line.obj
             meta = rec.get("metadata")
             task_id = meta.get("task_id") if isinstance(meta, dict) else None
             if not isinstance(task_id, str) or not task_id:
@@ -106,7 +93,7 @@ def load_tasks(path: Path, language: str | None) -> list[Task]:
             for field in ("prompt", "groundtruth"):
                 if not isinstance(rec.get(field), str):
                     raise _fail(path, lineno, f"task {task_id!r}: field {field!r} missing or not a string")
-                _check_text(path, lineno, task_id, field, rec[field])
+                check_text(f"{path}:{lineno}", task_id, field, rec[field], ScoreInputError)
             if task_id in seen:
                 raise _fail(path, lineno, f"task {task_id!r} already defined on line {seen[task_id]}")
             seen[task_id] = lineno
@@ -136,33 +123,7 @@ def load_tasks(path: Path, language: str | None) -> list[Task]:
 
 
 def load_predictions(path: Path, tasks: list[Task]) -> dict[str, list[Prediction]]:
-    known = {t.task_id for t in tasks}
-    by_task: dict[str, list[Prediction]] = {}
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise ScoreInputError(f"cannot read predictions file {path}: {exc.strerror}") from None
-    with fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                rec = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise _fail(path, lineno, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(rec, dict):
-                raise _fail(path, lineno, f"expected a JSON object, got {type(rec).__name__}")
-            task_id = rec.get("task_id")
-            if not isinstance(task_id, str) or not task_id:
-                raise _fail(path, lineno, "missing 'task_id' (a non-empty string)")
-            if "pred" not in rec:
-                raise _fail(path, lineno, f"task {task_id!r}: missing 'pred'")
-            if not isinstance(rec["pred"], str):
-                raise _fail(path, lineno, f"task {task_id!r}: 'pred' must be a string, got {type(rec['pred']).__name__}")
-            _check_text(path, lineno, task_id, "pred", rec["pred"])
-            if task_id not in known:
-                raise _fail(path, lineno, f"task {task_id!r} is not in the prompts file (extra id; wrong split?)")
-            by_task.setdefault(task_id, []).append(Prediction(task_id, rec["pred"], lineno))
+    by_task = read_predictions(path, {t.task_id for t in tasks}, PREDICTION_WORDING, ScoreInputError)
     missing = [t.task_id for t in tasks if t.task_id not in by_task]
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5])

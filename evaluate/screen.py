@@ -25,8 +25,9 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
+from benchsmith.jsonio import iter_jsonl
 from benchsmith.records import Exclusion, Reason, Stage
 
 SPLIT = "line_completion.jsonl"
@@ -109,21 +110,6 @@ def language_dirs(root: str | Path, language: str | None = None) -> list[Path]:
     return found
 
 
-def _split_lines(path: Path) -> Iterator[tuple[int, str, dict]]:
-    """(line number, raw line, parsed object) for every non-blank line; errors name the file and line."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ScreenError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise ScreenError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, raw if raw.endswith("\n") else raw + "\n", obj
-
-
 def _task_id(obj: dict, where: str) -> str:
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("task_id"), str):
@@ -133,7 +119,8 @@ def _task_id(obj: dict, where: str) -> str:
 
 def _load_examples(path: Path) -> list[_Example]:
     out, seen = [], {}
-    for lineno, _raw, obj in _split_lines(path):
+    for line in iter_jsonl(path, error=ScreenError):
+        lineno, obj = line.lineno, line.obj
         where = f"{path}:{lineno}"
         tid = _task_id(obj, where)
         if tid in seen:
@@ -152,8 +139,9 @@ def _existing_screen_exclusions(path: Path) -> tuple[list[str], set[str]]:
     if not path.is_file():
         return [], set()
     lines, ids = [], set()
-    for lineno, raw, obj in _split_lines(path):
-        lines.append(raw)
+    for line in iter_jsonl(path, error=ScreenError):
+        lines.append(line.raw)
+        obj = line.obj
         if obj.get("stage") == Stage.SCREEN.value and obj.get("reason") == REASON.value:
             ids.add(str(obj.get("item_id")))
     return lines, ids
@@ -212,12 +200,12 @@ def screen_language(directory: str | Path, backend, opts: ScreenOptions,
         removed, kept = 0, 0
         w = AtomicWriter(path)
         try:
-            for lineno, raw, obj in _split_lines(path):
-                if _task_id(obj, f"{path}:{lineno}") in drop:
+            for line in iter_jsonl(path, error=ScreenError):
+                if _task_id(line.obj, f"{path}:{line.lineno}") in drop:
                     removed += 1
                     continue
                 kept += 1
-                w.write(raw)
+                w.write(line.raw)
         except BaseException:
             w.abort()
             raise

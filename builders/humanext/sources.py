@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import enum
 import gzip
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from benchsmith.jsonio import JsonlError
+from benchsmith.jsonio import JsonlError, parse_jsonl
 from benchsmith.records import FunctionPair
 
 from .render import FunctionTemplate, PairFormatError, from_placeholder_template, from_source, released_docstring_text
@@ -160,16 +161,9 @@ def _read_records(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]
                 raise JsonlError(f"{path}: record {i}: expected an object, got {type(obj).__name__}")
             yield i, obj
         return
-    for lineno, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise JsonlError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(obj, dict):
-            raise JsonlError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-        yield lineno, obj
+    # StringIO splits on "\n" only, as the file read would
+    for line in parse_jsonl(io.StringIO(text), path):
+        yield line.lineno, line.obj
 
 
 def _pairs_from_records(records: Iterable[tuple[int, dict[str, Any]]], stem: str) -> Iterator[Pair]:
@@ -364,14 +358,8 @@ def _pool_from_pairs(pairs: list[Pair]) -> Iterator[PoolFunction]:
 def _pool_from_humaneval(path: Path) -> Iterator[PoolFunction]:
     opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise JsonlError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            where = f"{path.name}:{lineno}"
+        for line in parse_jsonl(fh, path):
+            obj, where = line.obj, f"{path.name}:{line.lineno}"
             for key in ("task_id", "prompt", "canonical_solution", "entry_point"):
                 if not isinstance(obj.get(key), str):
                     raise PairFormatError(where, key, "missing (pool files use the HumanEval schema)")
