@@ -984,31 +984,45 @@ class CSharpAnalyzer(Analyzer):
                 files[SHIM_FILE] = shim.text()
             return files
 
-        # Stubs known to break a declaration are left out up front (the recompile below stays as the fallback).
-        dropped: set[str] = predict_blockers(plans, infos, texts) if self.predict and kind is Compiler.MCS else set()
-        result.stats["files_stubs_dropped_predicted"] = len(dropped)
+        dropped: set[str] | None = None
         # Every namespace a file imports gets an empty declaration up front: harmless where the framework has it,
         # and it saves a compile round where a library is missing.
         shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
+        likely_final = all(ns == "System" or ns.startswith(("System.", "Microsoft.")) for ns in shim.namespaces)
         rounds = 0
         while True:
-            stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
             b_files = put(orig_tree, tree_files(texts))
+            # the original tree compiles while the stubbed one is prepared
+            early = submit(self._compile, kind, roslyn, orig_tree, b_files, workdir / "original.rsp", known,
+                           workdir)
+            if dropped is None:
+                # Stubs known to break a declaration are left out up front (the recompile below stays as the
+                # fallback).
+                dropped = predict_blockers(plans, infos, texts) if self.predict and kind is Compiler.MCS else set()
+                result.stats["files_stubs_dropped_predicted"] = len(dropped)
+            stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
             a_files = put(stub_tree, tree_files(stubbed))
             # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
-            # the original reached the method bodies, this is the round whose shim both trees keep.
-            later = submit(self._compile, kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known, workdir)
-            before = self._compile(kind, roslyn, orig_tree, b_files, workdir / "original.rsp", known, workdir)
+            # the original reached the method bodies, this is the round whose shim both trees keep.  A first round
+            # that will hardly be the last (the files import namespaces no framework assembly has) is not
+            # doubled: on a busy machine the wasted compile would slow the one that counts.
+            speculate = pool is not None and (rounds > 0 or kind is not Compiler.MCS or likely_final)
+            later = submit(self._compile, kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known,
+                           workdir) if speculate else None
+            before = early.result()
             rounds += 1
             final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS
                      # Once mcs reports anything inside a method body it got past the declarations: more
                      # placeholders (attributes it checks late) would only cost another round.
                      or reached_bodies(before.diagnostics, infos, texts)
                      or not shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict))
-            after = later.result()  # in a round that is not the last, the stubbed tree's files are rewritten next
+            # (in a round that is not the last, the stubbed tree's files are rewritten next: wait for its compile)
+            after = later.result() if later is not None else None
             if before.diagnostics is None:
                 return self._fail(result, repo, before.error)
             if final:
+                if after is None:
+                    after = self._compile(kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known, workdir)
                 break
         result.stats["shim_rounds"] = rounds - 1
         result.stats["shim_entries"] = shim.size()
