@@ -16,12 +16,12 @@ Survival rules, the same for every executor:
 from __future__ import annotations
 
 import collections
-import enum
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, Iterable, Iterator, TypeVar
+from benchsmith.enums import StrEnum
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -29,12 +29,9 @@ R = TypeVar("R")
 ErrorHandler = Callable[[T, BaseException], R]
 
 
-class ExecutorKind(str, enum.Enum):
+class ExecutorKind(StrEnum):
     LOCAL = "local"
     RAY = "ray"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class WorkerDied(RuntimeError):

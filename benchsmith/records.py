@@ -11,9 +11,10 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Any
+from benchsmith.enums import StrEnum
 
 
-class Language(str, enum.Enum):
+class Language(StrEnum):
     PYTHON = "python"
     JAVA = "java"
     TYPESCRIPT = "typescript"
@@ -21,11 +22,8 @@ class Language(str, enum.Enum):
     JAVASCRIPT = "javascript"
     GO = "go"
 
-    def __str__(self) -> str:  # argparse/rich print the value, not "Language.PYTHON"
-        return self.value
 
-
-class Stage(str, enum.Enum):
+class Stage(StrEnum):
     """Pipeline stage that produced an exclusion."""
 
     SOURCE = "source"
@@ -37,11 +35,8 @@ class Stage(str, enum.Enum):
     SCREEN = "screen"
     VALIDATION = "validation"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Reason(str, enum.Enum):
+class Reason(StrEnum):
     """Why an item was dropped.  Stable strings: they are written to excluded.jsonl and counted in stats.json."""
 
     # sources / checkout
@@ -85,9 +80,6 @@ class Reason(str, enum.Enum):
     # humanext
     REFERENCE_FAILS_TESTS = "reference_fails_tests"
     INTERNAL_ERROR = "internal_error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _plain(value: Any) -> Any:
@@ -268,27 +260,21 @@ class FunctionPair(Record):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Setting(str, enum.Enum):
+class Setting(StrEnum):
     DIRECT = "direct"
     IRRELEVANT = "irrelevant"
     ORACLE = "oracle"
     STEP_BY_STEP = "step_by_step"
     MULTI_AUXILIARY = "multi_auxiliary"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Perturbation(str, enum.Enum):
+class Perturbation(StrEnum):
     NONE = "none"
     RENAMED = "renamed"
     NO_DOCSTRING = "no_docstring"
     RENAMED_LOCALS = "renamed_locals"
     DOCSTRING_AS_COMMENTS = "docstring_as_comments"
     DEAD_CODE = "dead_code"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass

@@ -6,7 +6,6 @@ metadata a repository could set to anything."""
 from __future__ import annotations
 
 import datetime as _dt
-import enum
 import os
 import re
 from pathlib import Path
@@ -14,11 +13,12 @@ from pathlib import Path
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import Checkout, Reason
 from benchsmith.sources import RepoFilterConfig
+from benchsmith.enums import StrEnum
 
 LICENSE_FILE_RE = re.compile(r"^(licen[cs]e|copying|unlicense)([._-].*)?$", re.IGNORECASE)
 
 
-class License(str, enum.Enum):
+class License(StrEnum):
     MIT = "MIT"
     APACHE_2 = "Apache-2.0"
     BSD_3 = "BSD-3-Clause"
@@ -32,9 +32,6 @@ class License(str, enum.Enum):
     LGPL = "LGPL"
     AGPL = "AGPL"
     UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 PERMISSIVE = frozenset({License.MIT, License.APACHE_2, License.BSD_3, License.BSD_2, License.ISC,

@@ -14,7 +14,6 @@ cap) also removes its container: killing the engine client alone would leave the
 
 from __future__ import annotations
 
-import enum
 import os
 import resource
 import shutil
@@ -26,17 +25,15 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
+from benchsmith.enums import StrEnum
 
 DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
 
 
-class Backend(str, enum.Enum):
+class Backend(StrEnum):
     LOCAL = "local"
     DOCKER = "docker"
     PODMAN = "podman"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ A program PASSES iff it exits with status 0; the other verdicts say why it did n
 from __future__ import annotations
 
 import ctypes
-import enum
 import fcntl
 import itertools
 import math
@@ -54,6 +53,7 @@ from typing import Callable, Sequence
 
 from benchsmith import runner
 from benchsmith.runner import Backend, ContainerSpec, Limits, Mount
+from benchsmith.enums import StrEnum
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
@@ -65,7 +65,7 @@ UID_SPAN = 1 << 16
 MIB = 1024 * 1024
 
 
-class Verdict(str, enum.Enum):
+class Verdict(StrEnum):
     PASSED = "passed"
     FAILED = "failed"  # non-zero exit (assertion, exception, syntax error ...)
     TIMEOUT = "timeout"  # wall clock or CPU time limit
@@ -73,16 +73,10 @@ class Verdict(str, enum.Enum):
     OUTPUT_LIMIT = "output_limit"  # stdout/stderr over the cap, or file-size limit
     ERROR = "error"  # the sandbox itself could not run the program
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class SandboxBackend(str, enum.Enum):
+class SandboxBackend(StrEnum):
     LOCAL = "local"
     CONTAINER = "container"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass
@@ -99,7 +93,7 @@ class ExecResult:
         return self.verdict is Verdict.PASSED
 
 
-class LaunchMode(str, enum.Enum):
+class LaunchMode(StrEnum):
     """How the local backend confines a program (the strongest one this machine allows is probed)."""
 
     ROOT_FORKSERVER = "root_forkserver"  # as ROOT_NAMESPACES, but forked from a pristine zygote (no exec)
@@ -108,9 +102,6 @@ class LaunchMode(str, enum.Enum):
     USER_NAMESPACES = "user_namespaces"  # non-root: unshare --user --net --pid
     PLAIN = "plain"  # rlimits, process group, temp dir only
     CONTAINER = "container"  # the container backend
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

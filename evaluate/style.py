@@ -9,18 +9,15 @@
 from __future__ import annotations
 
 import ast
-import enum
 from dataclasses import dataclass
+from benchsmith.enums import StrEnum
 
 
-class Style(str, enum.Enum):
+class Style(StrEnum):
     BLACK_BOX = "black_box"
     REFERENCE = "reference"
     WHITE_BOX = "white_box"
     UNPARSEABLE = "unparseable"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def _target_def(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

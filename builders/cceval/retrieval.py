@@ -18,7 +18,6 @@ Output keys follow CrossCodeEval's file names: ``line_completion_{rg1|oracle}_{b
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,23 +28,18 @@ import numpy as np
 from benchsmith.builders.cceval.tokenize_code import tokenize
 from benchsmith.files import SourceFile
 from benchsmith.records import CompletionExample, CrossFileContext, RetrievedChunk
+from benchsmith.enums import StrEnum
 
 
-class Retriever(str, enum.Enum):
+class Retriever(StrEnum):
     BM25 = "bm25"
     JACCARD = "jaccard"
     DENSE = "dense"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class QuerySetting(str, enum.Enum):
+class QuerySetting(StrEnum):
     RG1 = "rg1"  # query: the last lines of the prompt
     ORACLE = "oracle"  # query: the last lines of prompt + groundtruth ("retrieval w/ reference")
-
-    def __str__(self) -> str:
-        return self.value
 
 
 # CrossCodeEval's names (``--ranking_fn`` / ``--ranker``) are accepted too.

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from benchsmith.jsonio import JsonlError, read_jsonl
+from benchsmith.enums import StrEnum
 
 HF_DIR = "hf"
 PARQUET_DIR = "parquet"
@@ -34,13 +35,10 @@ _SHARD_BYTES = 500 * 1024 * 1024
 _NOT_LANGUAGES = {HF_DIR, PARQUET_DIR, HUMANEXT_DIR, "figures"}
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(StrEnum):
     JSONL = "jsonl"
     HF = "hf"
     PARQUET = "parquet"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Family(str, enum.Enum):

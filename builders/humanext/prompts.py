@@ -14,9 +14,9 @@ auxiliary *code* the model wrote in stage 1 (stage-1 program_prefix + its trunca
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from typing import Any, Sequence
+from benchsmith.enums import StrEnum
 
 AUXILIARY_MARKER = "{auxiliary}"
 BASE_STOP = ["\ndef", "\nclass", "\nif", "\n#"]
@@ -24,13 +24,10 @@ INSTRUCT_STOP = ["[/PYTHON]"]
 CHAT_STOP = ["```"]
 
 
-class PromptStyle(str, enum.Enum):
+class PromptStyle(StrEnum):
     BASE = "base"
     CODELLAMA_INSTRUCT = "codellama-instruct"
     CHAT = "chat"  # a tokenizer's own chat template (--tokenizer PATH)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

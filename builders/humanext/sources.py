@@ -29,7 +29,6 @@ canonical_solution, entry_point``; ``.jsonl`` or ``.jsonl.gz``), or the pairs' o
 from __future__ import annotations
 
 import ast
-import enum
 import gzip
 import io
 import json
@@ -43,6 +42,7 @@ from benchsmith.jsonio import JsonlError, parse_jsonl
 from benchsmith.records import FunctionPair
 
 from .render import FunctionTemplate, PairFormatError, from_placeholder_template, from_source, released_docstring_text
+from benchsmith.enums import StrEnum
 
 HF_DATASET = "sh0416/humanextension"
 # The hub is not reachable from the machines this was written on, so no commit sha could be verified; pass
@@ -51,13 +51,10 @@ HF_DEFAULT_REVISION = "main"
 DEMO_RESOURCE = "humanext_demo.jsonl"
 
 
-class SourceKind(str, enum.Enum):
+class SourceKind(StrEnum):
     RELEASED = "released"  # the authors' data.json shape
     HUB_ROW = "hub_row"  # a row of the hub dataset
     OWN = "own"  # our JSONL schema
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -308,14 +305,11 @@ def normalize_tests(tests: str, entry_point: str, where: str) -> tuple[str, str]
 # the auxiliary pool
 
 
-class PoolKind(str, enum.Enum):
+class PoolKind(StrEnum):
     AUTO = "auto"
     HUMANEVAL = "humaneval"
     PAIRS = "pairs"
     FILE = "file"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def humaneval_path() -> Path | None:

@@ -8,16 +8,13 @@ build report and the score report count the same way; this module's own rule is 
 from __future__ import annotations
 
 import ast
-import enum
+from benchsmith.enums import StrEnum
 
 
-class AuxUsage(str, enum.Enum):
+class AuxUsage(StrEnum):
     CALLS = "calls"  # black-box: at least one call of the auxiliary
     REFERENCES_ONLY = "references_only"  # names it, never calls it
     NOT_USED = "not_used"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def auxiliary_usage(code: str, auxiliary_name: str) -> AuxUsage:
