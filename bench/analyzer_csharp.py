@@ -92,26 +92,16 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
     snap = snapshot(co.path, fast.extensions, tmp / "tree", repo_name="pythonnet")
     work = tmp / "work"
     fast.tool_versions()  # `mcs --version` is cached per process: keep it out of the first timed run
-    batched, result = _timed(lambda: fast.analyze(snap, work), repeat)
-    reference, ref_result = _timed(lambda: analyzer(1, False).analyze(snap, tmp / "work-reference"), repeat)
-    got = {(r.file, r.line, r.column, r.symbol, r.defining_file) for r in result.refs}
-    want = {(r.file, r.line, r.column, r.symbol, r.defining_file) for r in ref_result.refs}
-    check = "identical" if got == want else "superset" if got > want else \
-        f"LOST {len(want - got)} refs of the reference"
-
-    out = tmp / "out.dll"
+    result = fast.analyze(snap, work)  # the final trees the floors compile
+    # the files the analyzer compiled (its response file; files mcs could not parse stay on disk, unlisted)
+    shimmed = sorted(line[1:-1] for line in (work / "original.rsp").read_text(encoding="utf-8").splitlines()
+                     if line[:1] in "\"'" and line)
+    c_rsp, d_rsp = _rsp(tmp / "c.rsp", shimmed, tmp / "c.dll"), _rsp(tmp / "d.rsp", shimmed, tmp / "d.dll")
     all_files = sorted(f.path for f in snap.files)
     write_tree(tmp / "plain-stubbed", {f.path: f.text for f in snap.files})
     write_tree(tmp / "plain-stubbed", {p: (work / "stubbed" / p).read_text(encoding="utf-8")
                                        for p in all_files if (work / "stubbed" / p).exists()})
     a_rsp, b_rsp = _rsp(tmp / "a.rsp", all_files, tmp / "a.dll"), _rsp(tmp / "b.rsp", all_files, tmp / "b.dll")
-    floor_plain, _ = _timed(lambda: (run(["mcs", f"@{a_rsp}"], cwd=snap.root, timeout=3600),
-                                     run(["mcs", f"@{b_rsp}"], cwd=tmp / "plain-stubbed", timeout=3600)), repeat)
-
-    # the files the analyzer compiled (its response file; files mcs could not parse stay on disk, unlisted)
-    shimmed = sorted(line[1:-1] for line in (work / "original.rsp").read_text(encoding="utf-8").splitlines()
-                     if line[:1] in "\"'" and line)
-    c_rsp, d_rsp = _rsp(tmp / "c.rsp", shimmed, tmp / "c.dll"), _rsp(tmp / "d.rsp", shimmed, tmp / "d.dll")
 
     def compile_original():
         return run(["mcs", f"@{c_rsp}"], cwd=work / "original", timeout=3600)
@@ -119,14 +109,38 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
     def compile_stubbed():
         return run(["mcs", f"@{d_rsp}"], cwd=work / "stubbed", timeout=3600)
 
-    floor, _ = _timed(lambda: (compile_original(), compile_stubbed()), repeat)
-
     def side_by_side():
         with ThreadPoolExecutor(2) as pool:
             for f in [pool.submit(compile_original), pool.submit(compile_stubbed)]:
                 f.result()
 
-    floor_parallel, _ = _timed(side_by_side, repeat)
+    # Interleaved, so that a change in the machine's load hits every figure of a round alike; the ratios are
+    # medians of the per-round ratios.
+    rows: list[dict[str, float]] = []
+    ref_result = None
+    for _ in range(repeat):
+        row = {}
+        row["batched"], result = _timed(lambda: fast.analyze(snap, work), 1)
+        row["floor"], _ = _timed(lambda: (compile_original(), compile_stubbed()), 1)
+        row["floor_2"], _ = _timed(side_by_side, 1)
+        row["plain"], _ = _timed(lambda: (run(["mcs", f"@{a_rsp}"], cwd=snap.root, timeout=3600),
+                                          run(["mcs", f"@{b_rsp}"], cwd=tmp / "plain-stubbed", timeout=3600)), 1)
+        row["reference"], ref_result = _timed(lambda: analyzer(1, False).analyze(snap, tmp / "work-reference"), 1)
+        rows.append(row)
+
+    def med(key: str) -> float:
+        return statistics.median(r[key] for r in rows)
+
+    def ratio(num: str, den: str) -> float:
+        return statistics.median(r[num] / r[den] for r in rows)
+
+    batched, reference, floor, floor_parallel, floor_plain = (med(k) for k in
+                                                              ("batched", "reference", "floor", "floor_2", "plain"))
+    got = {(r.file, r.line, r.column, r.symbol, r.defining_file) for r in result.refs}
+    want = {(r.file, r.line, r.column, r.symbol, r.defining_file) for r in ref_result.refs}
+    check = "identical" if got == want else "superset" if got > want else \
+        f"LOST {len(want - got)} refs of the reference"
+    out = tmp / "out.dll"
 
     # per-file: the shimmed original tree with one file at a time swapped for its stubbed version
     stubbed_paths = [p for p in shimmed if p != SHIM_FILE and
@@ -144,12 +158,14 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
     measured = time.perf_counter() - t0
     per_file = measured * len(stubbed_paths) / max(1, len(chosen))
     return {"language": "csharp", "files": len(snap.files), "files_with_stubs": len(stubbed_paths),
-            "repeat (medians of)": repeat,
+            "rounds (medians of)": repeat,
             "batched_s": batched, "reference_s": reference, "per_file_s": per_file,
             "floor_s (2 runs in turn)": floor, "floor_2_at_once_s": floor_parallel, "floor_plain_s": floor_plain,
             "speedup_vs_per_file": per_file / batched,
-            "batched_over_floor": batched / floor, "batched_over_floor_2_at_once": batched / floor_parallel,
-            "batched_over_plain_floor": batched / floor_plain, "speedup_vs_reference": reference / batched,
+            "batched_over_floor": ratio("batched", "floor"),
+            "batched_over_floor_2_at_once": ratio("batched", "floor_2"),
+            "batched_over_plain_floor": ratio("batched", "plain"),
+            "speedup_vs_reference": ratio("reference", "batched"),
             "per_file_measured_files": len(chosen),
             "shim_rounds": result.stats.get("shim_rounds"),
             "stubbed_recompiles": result.stats.get("stubbed_recompiles"),

@@ -188,7 +188,9 @@ def test_missing_compiler_is_recorded(tmp_path):
 PREDICT_FILES = {
     "Lib/Widget.cs": """\
 namespace Acme.Lib {
-    public class Widget { public virtual void Draw() {} public int Size; public static Widget Create() { return null; } }
+    public class Widget {
+        public virtual void Draw() {} public int Size; public static Widget Create() { return null; }
+    }
     public interface IShape { double Area(); }
 }
 """,
