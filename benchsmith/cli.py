@@ -23,7 +23,10 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="benchsmith", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="benchsmith",
+        description="Build code-LLM benchmarks (CrossCodeEval, HumanExtension) from real code and evaluate models "
+                    "on them.  `build-ccEval ...` is `benchsmith build cceval ...`.")
     parser.add_argument("--version", action="version", version=_version())
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     top.required = True
