@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import abc
 import importlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Iterator
 
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, Exclusion
@@ -122,3 +123,32 @@ class Analyzer(abc.ABC):
 
         image = self.options.container_image or image_tag(self.dockerfile)
         return ContainerSpec(engine=self.options.backend, image=image, mounts=tuple(mounts), workdir=workdir)
+
+
+def json_lines(stdout: str) -> Iterator[dict]:
+    """The JSON objects a toolchain driver prints one per line; other lines (JVM warnings, a panic's text) are
+    skipped, so callers judge completeness by the driver's own ``done`` record, not by parsing luck."""
+    for raw in stdout.splitlines():
+        raw = raw.strip()
+        if not raw.startswith("{"):
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            yield obj
+
+
+def strip_generics(name: str) -> str:
+    """``Map<K, List<V>>.Entry`` -> ``Map.Entry``: type arguments removed from a Java/C# type name."""
+    out, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+

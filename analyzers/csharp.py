@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, strip_generics
 from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
                                        tree_has_errors, utf8_env, walk)
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
@@ -101,18 +101,6 @@ def parse_compiler_output(text: str, known: Iterable[str] | None = None) -> list
 
 def quoted(message: str) -> list[str]:
     return _QUOTED.findall(message)
-
-
-def strip_generics(name: str) -> str:
-    out, depth = [], 0
-    for ch in name:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
 
 
 # ----------------------------------------------------------------------------------------------------------------

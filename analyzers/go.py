@@ -29,16 +29,15 @@ import os
 import posixpath
 import re
 import shutil
-import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, json_lines
 from benchsmith.analyzers.java import cache_dir
-from benchsmith.files import SKIP_DIRS, RepoSnapshot, write_tree
+from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Backend, Mount, ToolMissing, run
 
@@ -600,14 +599,7 @@ def parse_driver_output(stdout: str) -> GoRun:
     """The driver's JSON lines; anything else (a runtime panic's text) is ignored here and reported by the
     missing ``done`` line."""
     run_ = GoRun([], False)
-    for raw in stdout.splitlines():
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
+    for obj in json_lines(stdout):
         kind = obj.get("kind")
         if kind == "done":
             run_.done = True
@@ -662,27 +654,9 @@ class GoAnalyzer(Analyzer):
     def read_configs(cls, repo: str | os.PathLike, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
         """``{relative path: text}`` of the repository's go.mod files (data: only their ``module`` line is read),
         without following symlinks."""
-        root = Path(repo).resolve()
-        found: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and d not in ("testdata", "vendor")
-                                 and not d.startswith((".", "_")) and not (Path(dirpath) / d).is_symlink())
-            if "go.mod" not in filenames:
-                continue
-            full = Path(dirpath) / "go.mod"
-            try:
-                st = os.lstat(full)
-                if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-                    continue
-                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-                with os.fdopen(fd, "rb") as fh:
-                    text = fh.read(max_bytes + 1).decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            found[full.relative_to(root).as_posix()] = text
-            if len(found) >= max_files:
-                break
-        return found
+        return read_data_files(repo, lambda name: name == "go.mod",
+                               prune=lambda d: d in ("testdata", "vendor") or d.startswith((".", "_")),
+                               max_bytes=max_bytes, max_files=max_files)
 
     # -- the driver ------------------------------------------------------------------------------------------
     def _driver(self, workdir: Path) -> tuple[Path | None, str]:

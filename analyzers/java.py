@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -29,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, json_lines, strip_generics
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run
@@ -274,14 +273,7 @@ def parse_driver_output(stdout: str) -> JavacRun:
     done = False
     crash = None
     parse_phase = True
-    for raw in stdout.splitlines():
-        raw = raw.strip()
-        if not raw.startswith("{"):
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            continue
+    for obj in json_lines(stdout):
         if "phase" in obj:
             parse_phase = False
         elif "done" in obj:
@@ -569,18 +561,6 @@ _DIAMOND_RE = re.compile(r"cannot infer type arguments for\s+([\w$.]+)\s*<")
 _IDENT_RE = re.compile(r"[A-Za-z_$\u00c0-\uffff][\w$\u00c0-\uffff]*")
 
 
-def _strip_generics(s: str) -> str:
-    out, depth = [], 0
-    for ch in s:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
 def location_type(message: str) -> str | None:
     """The type named by a 'location:' line: ``class a.T.Foo`` or ``variable f of type a.T.Foo<String>``."""
     m = _LOCATION_RE.search(message)
@@ -592,7 +572,7 @@ def location_type(message: str) -> str | None:
     else:
         parts = loc.split(None, 1)
         loc = parts[1] if len(parts) == 2 else parts[0]
-    loc = _strip_generics(loc).strip().rstrip("[]").strip()
+    loc = strip_generics(loc).strip().rstrip("[]").strip()
     return loc or None
 
 
@@ -627,7 +607,7 @@ def javac_ref(d: JavacDiagnostic, stubs: JavaStubs, original: str, u16: Utf16Ind
         m = _CTOR_RE.search(d.message) or _DIAMOND_RE.search(d.message)
         if not m:
             return None
-        owner = _strip_generics(m.group(m.lastindex))
+        owner = strip_generics(m.group(m.lastindex))
         if owner not in stubs.stub_fqns:
             return None
         stub_name = stubs.stub_fqns[owner]

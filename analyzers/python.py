@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from concurrent.futures import ThreadPoolExecutor
 import json
-import os
 import re
 import shutil
 import sys

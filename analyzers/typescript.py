@@ -43,14 +43,13 @@ import os
 import posixpath
 import re
 import shutil
-import stat
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, Collection, Iterable, Mapping
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer
-from benchsmith.files import SKIP_DIRS, RepoSnapshot, write_tree
+from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Backend, Mount, ToolMissing, repo_root, run
 
@@ -670,27 +669,8 @@ class TypeScriptAnalyzer(Analyzer):
     def read_configs(cls, repo: str | os.PathLike, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
         """``{relative path: text}`` of the repository's tsconfig/jsconfig files, read without following
         symlinks; pass the result to ``analyze(..., configs=...)`` so ``paths``/``baseUrl`` are honoured."""
-        root = Path(repo).resolve()
-        found: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not (Path(dirpath) / d).is_symlink())
-            for name in sorted(filenames):
-                if not any(fnmatch.fnmatchcase(name, p) for p in cls.config_patterns):
-                    continue
-                full = Path(dirpath) / name
-                try:
-                    st = os.lstat(full)
-                    if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-                        continue
-                    fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-                    with os.fdopen(fd, "rb") as fh:
-                        text = fh.read(max_bytes + 1).decode("utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-                found[full.relative_to(root).as_posix()] = text.removeprefix("\ufeff")
-                if len(found) >= max_files:
-                    return found
-        return found
+        return read_data_files(repo, lambda name: any(fnmatch.fnmatchcase(name, p) for p in cls.config_patterns),
+                               max_bytes=max_bytes, max_files=max_files)
 
     # -- imports and stubs --------------------------------------------------------------------------------------
     def file_info(self, path: str, text: str) -> FileInfo:

@@ -12,7 +12,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from benchsmith.records import Exclusion, Reason, Stage
 
@@ -176,3 +176,40 @@ def write_tree(dest: str | os.PathLike, files: dict[str, str]) -> Path:
         with open(out, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
     return dest
+
+
+def read_data_files(
+    repo: str | os.PathLike,
+    wanted: Callable[[str], bool],
+    *,
+    prune: Callable[[str], bool] = lambda name: False,
+    max_bytes: int = 1_000_000,
+    max_files: int = 200,
+) -> dict[str, str]:
+    """``{relative path: text}`` of small regular files whose name ``wanted`` accepts (configuration read as
+    data: tsconfig, go.mod ...).  Symlinks are never followed, oversized, non-UTF-8 and special files are skipped,
+    directories in SKIP_DIRS or accepted by ``prune`` are not entered; walk order is sorted, so the result is
+    deterministic."""
+    root = Path(repo).resolve()
+    found: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not prune(d)
+                             and not (Path(dirpath) / d).is_symlink())
+        for name in sorted(filenames):
+            if not wanted(name):
+                continue
+            full = Path(dirpath) / name
+            try:
+                st = os.lstat(full)
+                if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+                    continue
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as fh:
+                    text = fh.read(max_bytes + 1).decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            found[full.relative_to(root).as_posix()] = text.removeprefix("\ufeff")
+            if len(found) >= max_files:
+                return found
+    return found
+
