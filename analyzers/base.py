@@ -152,3 +152,14 @@ def strip_generics(name: str) -> str:
             out.append(ch)
     return "".join(out)
 
+
+class ByteChars:
+    """UTF-8 byte offsets (tree-sitter nodes, Python's ast columns) -> character offsets; free for ASCII text."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8")
+        self.ascii = len(self.data) == len(text)
+
+    def char(self, byte: int) -> int:
+        return byte if self.ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
+

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, json_lines
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, json_lines
 from benchsmith.analyzers.java import cache_dir
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
@@ -387,24 +387,13 @@ def _string_value(node) -> str | None:
     return None  # an escaped import path: never a project path we could match
 
 
-class _Chars:
-    """UTF-8 byte offsets (tree-sitter) -> character offsets."""
-
-    def __init__(self, text: str) -> None:
-        self.data = text.encode("utf-8")
-        self.ascii = len(self.data) == len(text)
-
-    def __call__(self, byte: int) -> int:
-        return byte if self.ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
-
-
 def scan_file(path: str, text: str) -> GoFile:
     info = GoFile(path, text)
     tree = _parser().parse(text.encode("utf-8"))
     root = tree.root_node
     if root.has_error:
         info.parse_error = "tree-sitter cannot parse it"
-    chars = _Chars(text)
+    chars = ByteChars(text).char
     for node in root.named_children:
         t = node.type
         if t == "package_clause":

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, json_lines, strip_generics
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, json_lines, strip_generics
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run
@@ -106,21 +106,6 @@ def apply_insertions(text: str, inserts: Iterable[tuple[int, str]]) -> tuple[str
         last = at
     parts.append(text[last:])
     return "".join(parts), ins
-
-
-def byte_to_char(data: bytes, byte: int) -> int:
-    return len(data[:byte].decode("utf-8", errors="ignore"))
-
-
-class ByteChars:
-    """UTF-8 byte offsets of tree-sitter nodes -> character offsets (fast path for ASCII files)."""
-
-    def __init__(self, text: str) -> None:
-        self.data = text.encode("utf-8")
-        self.ascii = len(self.data) == len(text)
-
-    def char(self, byte: int) -> int:
-        return byte if self.ascii else byte_to_char(self.data, byte)
 
 
 def tree_has_errors(root) -> bool:

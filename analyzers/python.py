@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, Diagnostic
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, Diagnostic
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run
@@ -177,7 +177,7 @@ class ModuleIndex:
 
 
 def _byte_to_char(line_text: str, byte_col: int) -> int:
-    return len(line_text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+    return ByteChars(line_text).char(byte_col)
 
 
 def _alone_on_lines(lines: list[str], node: ast.stmt) -> bool:
