@@ -28,6 +28,20 @@ from typing import Callable, Mapping, Sequence
 from benchsmith.enums import StrEnum
 
 DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl():
+    """libc's prctl, resolved once in the parent so the forked child only makes the call (Linux only)."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
 
 
 class Backend(StrEnum):
@@ -228,13 +242,15 @@ def run(
     preexec: Callable[[], None] | None = None,
     kill_on_output_cap: bool = False,
     after_exit: Callable[[], None] | None = None,
+    die_with_parent: bool = True,
 ) -> RunResult:
     """Run ``argv`` hardened.  Never raises for tool failures; raises ``ToolMissing`` if the program is absent.
 
     ``preexec`` runs in the child before ``limits`` are applied (namespaces, dropping privileges);
     ``kill_on_output_cap`` kills the group as soon as either stream exceeds ``output_cap`` instead of draining
     until the timeout; ``after_exit`` runs once the group is dead but before the output readers are joined (to
-    kill processes that left the group and still hold the pipes).
+    kill processes that left the group and still hold the pipes); ``die_with_parent`` has the kernel kill the
+    tool when the thread that started it dies (a SIGKILLed build must not leave a compiler running for minutes).
     """
     argv = [str(a) for a in argv]
     if container is not None:
@@ -250,7 +266,13 @@ def run(
     if shutil.which(exe, path=(full_env or os.environ).get("PATH")) is None and not os.path.isfile(exe):
         raise ToolMissing(f"{exe!r} not found on PATH; run `make setup` (or install it) and retry")
 
+    parent = os.getpid()
+
     def child_setup() -> None:
+        if die_with_parent and _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:  # the parent died before the request took effect
+                os._exit(137)
         if preexec is not None:
             preexec()
         if limits is not None:
@@ -265,7 +287,7 @@ def run(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        preexec_fn=child_setup if (limits is not None or preexec is not None) else None,
+        preexec_fn=child_setup if (limits is not None or preexec is not None or die_with_parent) else None,
         close_fds=True,
     )
     out_chunks: list[bytes] = []

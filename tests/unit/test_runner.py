@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +38,30 @@ def _alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state not in ("Z", "X")
+
+
+def test_tool_dies_with_the_process_that_ran_it(tmp_path):
+    """A build killed with SIGKILL must not leave its compiler running: the tool gets the parent-death signal."""
+    pidfile = tmp_path / "tool.pid"
+    tool_script = tmp_path / "tool.py"
+    tool_script.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)\n")
+    driver = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "from benchsmith.runner import run\n"
+        f"run([sys.executable, {str(tool_script)!r}], timeout=300)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", driver])
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tool = int(pidfile.read_text())
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _alive(tool) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(tool)
 
 
 def test_output_is_capped_and_drained():
