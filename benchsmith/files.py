@@ -105,6 +105,7 @@ def snapshot(
     repo_name: str,
     limits: FileLimits = FileLimits(),
     stage: Stage = Stage.SOURCE,
+    on_file: Callable[[int], None] | None = None,
 ) -> RepoSnapshot:
     repo = Path(repo)
     dest = Path(dest)
@@ -164,6 +165,8 @@ def snapshot(
         with open(out, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         snap.files.append(SourceFile(rel, text))
+        if on_file is not None:
+            on_file(len(snap.files))
     return snap
 
 

@@ -17,6 +17,7 @@ import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import uuid
@@ -31,6 +32,7 @@ from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits, snapshot
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
 from benchsmith.pipeline import Counter, chain
+from benchsmith.progress import Poller, ProgressFile
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
 from benchsmith.repo_filters import check_repository
 from benchsmith.runner import Backend
@@ -203,6 +205,10 @@ def scratch_dir(config: BuildConfig) -> Path:
     return Path(config.workdir or tempfile.gettempdir()) / f"benchsmith-build-{key}"
 
 
+def progress_dir(config: BuildConfig) -> Path:
+    return scratch_dir(config) / "progress"
+
+
 def _new_staging(shard: Path) -> Path:
     # pid + random: two processes (a Ray worker on another node, a leftover of a killed run) never share one.
     staging = shard.parent / f"{STAGING_PREFIX}{shard.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -259,7 +265,10 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
         summary.status = "excluded"
         return []
     analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout))
-    snap = snapshot(checkout.path, analyzer.extensions, tmp / "tree", repo_name=name, limits=cfg.file_limits)
+    progress = ProgressFile(progress_dir(cfg) / f"{_shard_dirname(name)}.json")
+    progress.update("reading files", 0, None, force=True)
+    snap = snapshot(checkout.path, analyzer.extensions, tmp / "tree", repo_name=name, limits=cfg.file_limits,
+                    on_file=lambda n: progress.update("reading files", n, None))
     for e in snap.exclusions:
         counter.drop(e)
     summary.files = len(snap.files)
@@ -275,13 +284,15 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
     snap.configs = analyzer.read_configs(checkout.path)
     work = tmp / "analysis"
     work.mkdir()
+    progress.update(f"analysing ({analyzer.language} toolchain, 2 whole-tree runs)", 0, len(snap.files), force=True)
     result = analyzer.analyze(snap, work)
     summary.tool_versions = result.tool_versions
     for e in result.exclusions:
         counter.drop(e)
     if not result.refs:
         exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
-    cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter)
+    cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter,
+                           on_file=lambda done, total: progress.update("cutting examples", done, total))
     examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter)))
     if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
         rng = random.Random(f"{cfg.seed}:{name}")
@@ -328,10 +339,11 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
         for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
                                                       kind=config.executor, ray_address=config.ray_address,
                                                       on_error=record_failed_task),
-                                            len(tasks), progress, config.language):
+                                            len(tasks), progress, config.language, progress_dir(config)):
             results[task.name] = summary
         ordered = [results[t.name] for t in tasks]
         stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
+        shutil.rmtree(progress_dir(config), ignore_errors=True)
         try:
             scratch_dir(config).rmdir()  # empty once every task cleaned up after itself
         except OSError:
@@ -380,22 +392,44 @@ def _remove_leftovers(out: Path, shards_root: Path) -> None:
                 os.unlink(entry.path)
 
 
-def _with_progress(items: Iterator, total: int, enabled: bool, language: str) -> Iterator:
+def _with_progress(items: Iterator, total: int, enabled: bool, language: str, watch: Path) -> Iterator:
+    """One bar for the repositories, and one per repository in flight with its stage and files done (read from
+    the workers' progress files, so it works the same for the inline, pool and Ray executors)."""
     if not enabled:
         yield from items
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn(f"[bold]{language}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("files {task.fields[files]}  examples {task.fields[examples]}"),
-                  TimeElapsedColumn(), transient=False) as bar:
-        t = bar.add_task("repositories", total=total, files=0, examples=0)
+                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), transient=False) as bar:
+        t = bar.add_task("repositories", total=total, info="files 0  examples 0")
+        rows: dict[str, Any] = {}
+        lock = threading.Lock()
+
+        def draw(states: dict[str, dict]) -> None:
+            with lock:
+                for key, st in sorted(states.items()):
+                    if key not in rows:
+                        rows[key] = bar.add_task(f"  {key.rsplit('-', 1)[0][:36]}", total=None, info="")
+                    bar.update(rows[key], completed=st.get("done") or 0, total=st.get("total"),
+                               info=str(st.get("stage", "")))
+
+        poller = Poller(watch, draw)
+        poller.start()
         files = examples = 0
-        for task, summary in items:
-            files += summary.files
-            examples += summary.examples
-            bar.update(t, advance=1, files=files, examples=examples, description=task.name[:40])
-            yield task, summary
+        try:
+            for task, summary in items:
+                files += summary.files
+                examples += summary.examples
+                key = _shard_dirname(task.name)
+                ProgressFile(watch / f"{key}.json").clear()
+                with lock:
+                    if key in rows:
+                        bar.remove_task(rows.pop(key))
+                    bar.update(t, advance=1, info=f"files {files}  examples {examples}", description=task.name[:40])
+                yield task, summary
+        finally:
+            poller.stop()
 
 
 def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], config: BuildConfig) -> dict:

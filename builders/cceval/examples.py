@@ -186,8 +186,9 @@ class ExampleCutter(Step[CrossFileRef]):
     stage = Stage.EXAMPLE_BUILDER
 
     def __init__(self, analyzer: Analyzer, files: dict[str, SourceFile], repository: str, commit: str | None = None,
-                 counter=None) -> None:
+                 counter=None, on_file=None) -> None:
         super().__init__(counter)
+        self.on_file = on_file  # progress: called with (files done, files total)
         self.analyzer = analyzer
         self.files = files
         self.repository = repository
@@ -198,7 +199,9 @@ class ExampleCutter(Step[CrossFileRef]):
         for ref in refs:
             by_file.setdefault(ref.file, []).append(ref)
         lang = self.analyzer.language
-        for path in sorted(by_file):
+        for done, path in enumerate(sorted(by_file)):
+            if self.on_file is not None:
+                self.on_file(done, len(by_file))
             src = self.files.get(path)
             file_refs = sorted(by_file[path], key=lambda r: (r.line, r.column))
             if src is None:
