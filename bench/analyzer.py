@@ -17,7 +17,6 @@ import argparse
 import importlib
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,17 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CACHE = Path.home() / ".cache" / "benchsmith-tests"
+from bench._common import fetch_sdist  # noqa: E402  (needs ROOT on sys.path)
 PY_SDIST = ("werkzeug==3.0.3", "werkzeug-3.0.3.tar.gz")  # 138 Python files
-
-
-def fetch_sdist(spec: str, filename: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / filename
-    if not path.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
-                        "-d", str(CACHE), spec], check=True)
-    return path
 
 
 def bench_python(max_files: int | None, per_file_sample: int = 24) -> dict:

@@ -32,7 +32,6 @@ import argparse
 import hashlib
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,17 +40,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CACHE = Path.home() / ".cache" / "benchsmith-tests"
+from bench._common import fetch_sdist  # noqa: E402  (needs ROOT on sys.path)
 SDIST = ("pythonnet==2.5.2", "pythonnet-2.5.2.tar.gz")
-
-
-def fetch_sdist(spec: str, filename: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / filename
-    if not path.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
-                        "-d", str(CACHE), spec], check=True)
-    return path
 
 
 def _rsp(path: Path, files, out: Path) -> Path:

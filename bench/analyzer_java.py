@@ -15,7 +15,6 @@ Targets: per-file / batched >= 10x, batched / floor <= 1.5x.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,17 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-CACHE = Path.home() / ".cache" / "benchsmith-tests"
+from bench._common import fetch_sdist  # noqa: E402  (needs ROOT on sys.path)
 SDIST = ("JPype1==1.7.1", "jpype1-1.7.1.tar.gz")
-
-
-def fetch_sdist(spec: str, filename: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / filename
-    if not path.exists():
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
-                        "-d", str(CACHE), spec], check=True)
-    return path
 
 
 def bench(sample: int | None = 12) -> dict:
