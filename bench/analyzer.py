@@ -99,9 +99,10 @@ def main() -> int:
         except ModuleNotFoundError:
             print(f"{lang}: bench/analyzer_{lang}.py not present, skipped")
             continue
-        row = mod.bench() if hasattr(mod, "bench") else mod.main()
-        if isinstance(row, dict):
-            rows.append(row)
+        if hasattr(mod, "bench"):
+            rows.append(mod.bench())
+        else:  # a bench with its own command line prints its own table
+            mod.main([])
 
     from rich.console import Console
     from rich.table import Table
