@@ -163,3 +163,17 @@ class ByteChars:
     def char(self, byte: int) -> int:
         return byte if self.ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
 
+
+def skip_type_args(text: str, at: int) -> int:
+    """The offset just past a balanced ``<...>`` starting at ``at`` (Java/C# type arguments); ``at`` itself when
+    they do not close within 2,000 characters."""
+    depth = 0
+    for i in range(at, min(len(text), at + 2000)):
+        if text[i] == "<":
+            depth += 1
+        elif text[i] == ">":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return at
+

@@ -38,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, strip_generics
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, skip_type_args, strip_generics
 from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
                                        tree_has_errors, utf8_env, walk)
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
@@ -264,13 +264,7 @@ def _inside(node, types: tuple[str, ...]) -> bool:
 def in_body(info: CsFileInfo, text: str, offset: int) -> bool:
     """Whether a character offset lies inside a method/accessor body (mcs checks those only when the declarations
     resolved)."""
-    b = offset if text.isascii() else len(text[:offset].encode("utf-8"))
-    node = info.tree.root_node.descendant_for_byte_range(b, b)
-    while node is not None:
-        if node.type in BODY_NODES:
-            return True
-        node = node.parent
-    return False
+    return _ancestor(info, text, offset, BODY_NODES) is not None
 
 
 @dataclass
@@ -523,8 +517,9 @@ def _arity_at(text: str, at: int) -> int:
     return 0
 
 
-def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str]):
-    b = len(text[:offset].encode("utf-8"))
+def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str] | frozenset[str]):
+    """The innermost tree-sitter node of one of ``types`` around a character offset, or None."""
+    b = offset if text.isascii() else len(text[:offset].encode("utf-8"))
     node = info.tree.root_node.descendant_for_byte_range(b, b)
     while node is not None:
         if node.type in types:
@@ -616,7 +611,7 @@ def _place_qualified(shim: Shim, text: str, at: int, prefix: str) -> None:
         segments.append((m.group().lstrip("@"), m.end()))
         at = m.end()
         if text.startswith("<", skip_trivia(text, at)):
-            if text.startswith(".", skip_trivia(text, _skip_type_args(text, skip_trivia(text, at)))):
+            if text.startswith(".", skip_trivia(text, skip_type_args(text, skip_trivia(text, at)))):
                 return
             break
     if not segments:
@@ -627,18 +622,6 @@ def _place_qualified(shim: Shim, text: str, at: int, prefix: str) -> None:
         shim.namespaces.add(ns)
     last, end = segments[-1]
     shim.types.setdefault((ns, last, _arity_at(text, end)), "interface" if re.match(r"I[A-Z]", last) else "class")
-
-
-def _skip_type_args(text: str, at: int) -> int:
-    depth = 0
-    for i in range(at, min(len(text), at + 2000)):
-        if text[i] == "<":
-            depth += 1
-        elif text[i] == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return at
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")

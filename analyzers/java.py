@@ -28,7 +28,8 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, json_lines, strip_generics
+from benchsmith.analyzers.base import (AnalysisResult, Analyzer, ByteChars, json_lines, skip_type_args,
+                                      strip_generics)
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run
@@ -583,7 +584,7 @@ def javac_ref(d: JavacDiagnostic, stubs: JavaStubs, original: str, u16: Utf16Ind
             # `expr.name`: javac points at the dot; the name follows, maybe after comments or type arguments.
             at = skip_trivia(text, pos + 1)
             if text.startswith("<", at):
-                at = skip_trivia(text, _skip_angles(text, at))
+                at = skip_trivia(text, skip_type_args(text, at))
             if text.startswith(symbol, at) and _whole(text, at, symbol):
                 name_at = at
         if name_at is None and end > 0 and text[max(0, end - len(symbol)):end] == symbol:
@@ -622,18 +623,6 @@ def javac_ref(d: JavacDiagnostic, stubs: JavaStubs, original: str, u16: Utf16Ind
 def _whole(text: str, at: int, name: str) -> bool:
     after = at + len(name)
     return not (after < len(text) and (text[after].isalnum() or text[after] in "_$"))
-
-
-def _skip_angles(text: str, at: int) -> int:
-    depth = 0
-    for i in range(at, min(len(text), at + 2000)):
-        if text[i] == "<":
-            depth += 1
-        elif text[i] == ">":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return at
 
 
 # ----------------------------------------------------------------------------------------------------------------
