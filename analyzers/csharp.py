@@ -681,8 +681,9 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     q = [strip_generics(x) for x in quoted(d.message)]
     stub_name = symbol = None
     name_at = None
-    if d.code in ("CS0117", "CS1061"):
-        # mcs: "Type `N.T.Foo' does not contain a definition for `bar'"; csc: "'T.Foo' does not contain ... 'bar'"
+    if d.code in ("CS0117", "CS1061", "CS0426"):
+        # mcs: "Type `N.T.Foo' does not contain a definition for `bar'"; csc: "'T.Foo' does not contain ... 'bar'";
+        # CS0426: "The nested type `X' does not exist in the type `N.T.Foo'"
         owner = next((x for x in q if x in plan.stub_fqns), None)
         members = [x for x in q if x != owner]
         if owner is None or not members:
@@ -698,14 +699,6 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
         if re.match(r"new\b", text[at:at + 4]):  # mcs points at `new`, csc at the type name
             at = skip_trivia(text, at + 3)
         name_at = at if text.startswith(symbol, at) else None
-    elif d.code == "CS0426":
-        # "The nested type `X' does not exist in the type `N.T.Foo'"
-        owner = next((x for x in q if x in plan.stub_fqns), None)
-        members = [x for x in q if x != owner]
-        if owner is None or not members:
-            return None
-        stub_name, symbol = plan.stub_fqns[owner], members[0]
-        name_at = _name_near(text, pos, symbol)
     elif d.code in ("CS0246", "CS0103"):
         # A name that no longer resolves: attributed when it is (or qualifies) one of the stubs.
         if not q:
