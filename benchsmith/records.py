@@ -22,6 +22,21 @@ class Language(StrEnum):
     JAVASCRIPT = "javascript"
     GO = "go"
 
+    @classmethod
+    def parse(cls, name: str) -> "Language":
+        """A language from its name or a common alias (py, ts, c#, js, golang ...); an error names the known ones."""
+        key = name.strip().lower()
+        key = _LANGUAGE_ALIASES.get(key, key)
+        try:
+            return cls(key)
+        except ValueError:
+            known = ", ".join(m.value for m in cls)
+            raise ValueError(f"unsupported language {name!r}; benchsmith knows {known}") from None
+
+
+_LANGUAGE_ALIASES = {"py": "python", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp", "cs": "csharp",
+                     "js": "javascript", "golang": "go"}
+
 
 class Stage(StrEnum):
     """Pipeline stage that produced an exclusion."""

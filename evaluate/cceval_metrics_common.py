@@ -9,31 +9,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Iterable, Sequence
 
-
-class Language(str, enum.Enum):
-    """Every language with an analyzer (``benchsmith.analyzers.registry()``; a unit test keeps the two equal).
-    Default mode scores all of them; compat mode only ``COMPAT_LANGUAGES``."""
-
-    PYTHON = "python"
-    JAVA = "java"
-    TYPESCRIPT = "typescript"
-    CSHARP = "csharp"
-    JAVASCRIPT = "javascript"
-    GO = "go"
-
-    @classmethod
-    def parse(cls, name: str) -> "Language":
-        key = name.strip().lower()
-        key = _ALIASES.get(key, key)
-        try:
-            return cls(key)
-        except ValueError:
-            known = ", ".join(m.value for m in cls)
-            raise ValueError(f"unsupported language {name!r}; the CrossCodeEval scorer knows {known}") from None
-
-
-_ALIASES = {"py": "python", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp", "cs": "csharp",
-            "js": "javascript", "golang": "go"}
+# Every language with an analyzer (a unit test keeps it equal to the registry); default mode scores all of them,
+# compat mode only COMPAT_LANGUAGES.
+from benchsmith.records import Language
 
 # The released scorer (amazon-science/cceval eval_metric.py) only has keyword lists and rules for these.
 COMPAT_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.TYPESCRIPT, Language.CSHARP})
