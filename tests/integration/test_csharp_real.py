@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from benchsmith.analyzers.csharp import Compiler
 from benchsmith.cli import main
 from benchsmith.files import snapshot
 from benchsmith.records import Reason
+from benchsmith.sources import extract_archive  # the builder's own safe extraction
 from tests.invariants import check_split
 
 pytestmark = pytest.mark.skipif(shutil.which("mcs") is None,
@@ -25,16 +25,9 @@ PYTHONNET_OLD = ("pypi", "pythonnet==2.5.2", "pythonnet-2.5.2.tar.gz")
 PYTHONNET_NEW = ("pypi", "pythonnet==3.2.1", "pythonnet-3.2.1.tar.gz")
 
 
-def _extract(archive: Path, dest: Path) -> Path:
-    with tarfile.open(archive) as tf:
-        tf.extractall(dest, filter="data")
-    (top,) = [p for p in dest.iterdir() if p.is_dir()]
-    return top
-
-
 @pytest.fixture(scope="module")
 def old(download, tmp_path_factory):
-    return _extract(download(*PYTHONNET_OLD), tmp_path_factory.mktemp("pn-old"))
+    return extract_archive(download(*PYTHONNET_OLD), tmp_path_factory.mktemp("pn-old"))
 
 
 def _analyzer():
@@ -77,7 +70,7 @@ def test_pythonnet_runtime_refs(old, tmp_path):
 
 
 def test_modern_csharp_is_recorded_as_unparsable(download, tmp_path):
-    root = _extract(download(*PYTHONNET_NEW), tmp_path / "src")
+    root = extract_archive(download(*PYTHONNET_NEW), tmp_path / "src")
     _, res = _run(root / "src" / "runtime", tmp_path / "run")
     cannot = [e for e in res.exclusions if e.reason is Reason.TOOLCHAIN_CANNOT_PARSE]
     assert len(cannot) >= 50, res.exclusions[:5]

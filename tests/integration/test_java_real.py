@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from benchsmith.analyzers import get_analyzer
 from benchsmith.cli import main
 from benchsmith.files import snapshot
+from benchsmith.sources import extract_archive  # the builder's own safe extraction
 from tests.invariants import check_split
 
 pytestmark = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
@@ -23,17 +23,10 @@ NETINFO = ("npm", "@react-native-community/netinfo@12.0.1", "react-native-commun
 JPYPE = ("pypi", "JPype1==1.7.1", "jpype1-1.7.1.tar.gz")
 
 
-def _extract(archive: Path, dest: Path) -> Path:
-    with tarfile.open(archive) as tf:
-        tf.extractall(dest, filter="data")
-    (top,) = [p for p in dest.iterdir() if p.is_dir()]
-    return top
-
-
 @pytest.fixture(scope="module")
 def sources(download, tmp_path_factory):
     base = tmp_path_factory.mktemp("java-real")
-    return {name: (spec[2], _extract(download(*spec), base / name))
+    return {name: (spec[2], extract_archive(download(*spec), base / name))
             for name, spec in (("device_info", DEVICE_INFO), ("netinfo", NETINFO), ("jpype", JPYPE))}
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import tarfile
 
 import pytest
 
 from benchsmith.cli import main
+from benchsmith.sources import extract_archive
 from tests.invariants import check_split
 
 SDIST = ("requests==2.32.3", "requests-2.32.3.tar.gz")
@@ -27,10 +27,7 @@ def _build(archive, out, *extra):
 def test_real_sdist_examples_hold_invariants(requests_sdist, tmp_path):
     out = tmp_path / "a"
     _build(requests_sdist, out, "--workers", "1")
-    extracted = tmp_path / "src"
-    with tarfile.open(requests_sdist) as tf:
-        tf.extractall(extracted, filter="data")
-    root = extracted / "requests-2.32.3"
+    root = extract_archive(requests_sdist, tmp_path / "src")
     examples = check_split(out / "python" / "line_completion.jsonl", {"requests-2.32.3": root})
     assert len(examples) >= 50, "a real package with many intra-project imports yields many references"
     diagnostics = {e["metadata"]["diagnostic"] for e in examples}
