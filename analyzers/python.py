@@ -322,12 +322,15 @@ class PythonAnalyzer(Analyzer):
     @staticmethod
     def _diagnostics(messages: list[dict], texts: dict[str, str], line_maps: dict[str, list[int | None]]):
         out: list[Diagnostic] = []
+        split: dict[str, list[str]] = {}  # each file is split into lines once, not once per message
         for m in messages:
             path = PurePosixPath(m.get("path", "")).as_posix().removeprefix("./")
             text = texts.get(path)
             if text is None:
                 continue
-            lines = text.splitlines()
+            lines = split.get(path)
+            if lines is None:
+                lines = split[path] = text.splitlines()
             line = int(m.get("line") or 1) - 1
             end_line = m.get("endLine")
             end_line = int(end_line) - 1 if end_line is not None else None
@@ -407,10 +410,13 @@ class PythonAnalyzer(Analyzer):
                                                    f"{m.get('messageId')}: {m.get('message', '')[:200]}", repo))
         seen: set[tuple] = set()
         unattributed = 0
+        plain_lines: dict[str, list[str]] = {}
         for d in sorted(after, key=lambda d: (d.file, d.line, d.column, d.code)):
             if d.key() in before or d.file not in stubbed or d.code not in PYLINT_MESSAGES:
                 continue
-            ref = self._to_ref(d, stubbed[d.file], index, plain[d.file])
+            if d.file not in plain_lines:
+                plain_lines[d.file] = plain[d.file].splitlines()
+            ref = self._to_ref(d, stubbed[d.file], index, plain_lines[d.file])
             if ref is None:
                 unattributed += 1
                 continue
@@ -433,8 +439,7 @@ class PythonAnalyzer(Analyzer):
         return result
 
     @staticmethod
-    def _to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, text: str) -> CrossFileRef | None:
-        lines = text.splitlines()
+    def _to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]) -> CrossFileRef | None:
         if d.code == "E1101":
             m = _OWNER_RE.match(d.message)
             if not m or d.end_line is None or d.end_column is None:
