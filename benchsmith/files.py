@@ -66,7 +66,47 @@ def _is_inside(path: Path, root: Path) -> bool:
 
 
 def _unsafe_name(rel: str) -> bool:
-    return any(part in ("..", "") for part in rel.split("/")) or "\x00" in rel or "\n" in rel
+    """A path component that climbs or is empty: the path itself is not a path inside the repository."""
+    return any(part in ("..", ".", "") for part in rel.split("/"))
+
+
+# Characters no tool's file list may receive.  Each toolchain gets file names in a syntax of its own: javac's
+# driver reads one name per line (Java's readLine splits at \n, \r and \r\n), mcs/csc read a response file whose
+# lines split at \r as well as \n, whose quotes group and whose backslash escapes a quote (csc), tsc a JSON
+# tsconfig, go a JSON request, pylint a directory walk.  A name with a line break of any kind, another control
+# character, a quote or a backslash could be split or unquoted differently from our list, so it is refused
+# outright instead of being escaped per tool.  C1 controls and U+2028/U+2029 count too: Python's str.splitlines()
+# and Unicode-aware readers break lines there.
+_UNSAFE_CHARS = frozenset(chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029))
+_UNSAFE_CHARS |= frozenset({'"', "'", "\\"})
+# A component that starts like an option (-x, mcs/csc /x is covered by relative paths never starting with '/') or
+# like a response-file reference (@file, for mcs, csc and javac) is read as one by a tool parsing its arguments.
+_UNSAFE_LEADING = ("-", "@")
+
+
+def unsafe_file_name(rel: str) -> str | None:
+    """Why ``rel`` (a relative, '/'-separated path) must not reach a toolchain, or None when it may.  The rule is
+    the same for every language, so a name refused for one tool's syntax is refused everywhere."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not valid UTF-8"
+    for ch in rel:
+        if ch in _UNSAFE_CHARS:
+            return f"the name holds {ch!r}, which a tool's file list could split or unquote differently"
+    for part in rel.split("/"):
+        if part.startswith(_UNSAFE_LEADING):
+            return f"the component {part!r} starts with {part[0]!r}, which a tool would read as an option"
+    return None
+
+
+def printable_name(rel: str) -> str:
+    """``rel`` as text any JSON writer accepts: undecodable bytes (surrogate escapes) become ``\\xNN``."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def iter_candidate_paths(repo: Path, extensions: Iterable[str], repo_name: str, drop) -> Iterable[tuple[str, Path]]:
@@ -113,11 +153,15 @@ def snapshot(
     snap = RepoSnapshot(name=repo_name, root=dest)
 
     def drop(rel: str, reason: Reason, detail: str) -> None:
-        snap.exclusions.append(Exclusion(f"{repo_name}/{rel}", stage, reason, detail, repo_name))
+        snap.exclusions.append(Exclusion(f"{repo_name}/{printable_name(rel)}", stage, reason, detail, repo_name))
 
     for rel, full in iter_candidate_paths(repo, extensions, repo_name, drop):
         if _unsafe_name(rel):
             drop(rel, Reason.UNSAFE_PATH, "path has an unsafe component")
+            continue
+        why = unsafe_file_name(rel)
+        if why is not None:
+            drop(rel, Reason.UNSAFE_FILE_NAME, why)
             continue
         try:
             st = os.lstat(full)
@@ -202,6 +246,8 @@ def read_data_files(
             if not wanted(name):
                 continue
             full = Path(dirpath) / name
+            if unsafe_file_name(full.relative_to(root).as_posix()) is not None:
+                continue  # the snapshot records such a name; as configuration it is simply not read
             try:
                 st = os.lstat(full)
                 if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:

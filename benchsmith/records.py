@@ -59,6 +59,13 @@ class Reason(StrEnum):
     ARCHIVE_UNSAFE = "archive_unsafe"
     ARCHIVE_INVALID = "archive_invalid"
     SOURCE_NOT_FOUND = "source_not_found"
+    COMMIT_INVALID = "commit_invalid"  # a pinned commit that is not a hex object name (``URL@--upload-pack=...``)
+    # archive members that were not extracted (the rest of the archive was)
+    ARCHIVE_MEMBER_TOO_LARGE = "archive_member_too_large"
+    ARCHIVE_BUDGET_EXCEEDED = "archive_budget_exceeded"  # the archive's byte total or wall-clock budget ran out
+    ARCHIVE_LINK = "archive_link"  # symbolic and hard links are never materialised
+    ARCHIVE_SPECIAL_MEMBER = "archive_special_member"  # devices, FIFOs, other non-regular members
+    ARCHIVE_DUPLICATE_MEMBER = "archive_duplicate_member"  # a second member with the same path
     # repository filters
     LICENSE_NOT_PERMISSIVE = "license_not_permissive"
     LICENSE_MISSING = "license_missing"
@@ -76,6 +83,7 @@ class Reason(StrEnum):
     FILE_TOO_LARGE = "file_too_large"
     SYNTAX_ERROR = "syntax_error"
     UNSAFE_PATH = "unsafe_path"
+    UNSAFE_FILE_NAME = "unsafe_file_name"  # a name a tool's argument or list syntax could read differently
     # toolchain
     TOOL_TIMEOUT = "toolchain_timeout"
     TOOL_CRASH = "toolchain_crash"
@@ -154,6 +162,8 @@ class Checkout(Record):
     license: str | None = None
     created: str | None = None  # ISO date of the first commit, when known
     kind: str = "directory"  # directory | git | archive
+    # What materialising left out (archive members over budget, links, duplicates): recorded, never silent.
+    exclusions: list[Exclusion] = field(default_factory=list)
 
 
 @dataclass
