@@ -8,16 +8,20 @@ devices), so a zip-slip archive is refused with a recorded reason instead of wri
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import re
 import shutil
 import stat
 import tarfile
+import time
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from benchsmith.records import Checkout, Reason, RepoSpec
+from benchsmith.files import printable_name
+from benchsmith.records import Checkout, Exclusion, Reason, RepoSpec, Stage
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
 MAX_ARCHIVE_MEMBER = 64 * 1024 * 1024
@@ -55,9 +59,86 @@ def is_remote(source: str) -> bool:
     return "://" in source or source.startswith("git@")
 
 
+# A pinned commit is an object name and nothing else: hex, 4 to 64 digits (SHA-1 or SHA-256).  Anything else
+# (``--upload-pack=...``, a ref name, a revision expression) is refused before git sees it.
+_COMMIT_RE = re.compile(r"[0-9a-fA-F]{4,64}")
+# Oldest git whose GIT_CONFIG_GLOBAL / GIT_CONFIG_COUNT we rely on to neutralise configuration.
+MIN_GIT = (2, 32)
+
+
+def _git_scheme(url: str) -> str:
+    """The transport git will use for ``url``: ``https``, ``ssh`` (scp-like ``git@host:path`` too), ``file`` ..."""
+    if "://" in url:
+        return url.split("://", 1)[0].lower()
+    return "ssh"
+
+
+def git_environment(allow_protocols: tuple[str, ...] = ()) -> dict[str, str]:
+    """The environment of every git process we start.
+
+    Configuration is data an attacker can write (a local work tree's ``.git/config``, and through includes any
+    file it names), so git reads no system or user configuration, and command-scope settings (which win over
+    every file) switch off whatever can run a program or rewrite content: hooks, fsmonitor, signature checks
+    and signing programs, pagers, credential helpers, ssh commands, attribute files (filters, textconv), replace
+    refs, automatic gc/maintenance, submodule recursion.  Only the transports in ``allow_protocols`` (the one
+    the user's URL names) are allowed: a redirect or a submodule cannot switch to ``file://`` or ``ext::``."""
+    config = [
+        ("core.hooksPath", os.devnull), ("core.fsmonitor", "false"), ("core.pager", "cat"),
+        ("core.sshCommand", "ssh"), ("core.attributesFile", os.devnull),
+        ("core.symlinks", "false"),  # a checkout writes symlinks as plain files holding the target path
+        ("credential.helper", ""),  # the empty value clears every helper configured before it
+        ("log.showSignature", "false"), ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
+        ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
+        ("submodule.recurse", "false"), ("fetch.recurseSubmodules", "false"),
+        ("gc.auto", "0"), ("maintenance.auto", "false"), ("protocol.allow", "never"),
+    ]
+    config += [(f"protocol.{p}.allow", "always") for p in allow_protocols]
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+           "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GIT_LFS_SKIP_SMUDGE": "1",
+           "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_COUNT": str(len(config))}
+    for i, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def _checked_git(allow_protocols: tuple[str, ...] = ()):
+    """A gitpython ``Git`` runner carrying ``git_environment``; refuses a git too old to honour it."""
+    import git
+
+    g = git.Git()
+    g.update_environment(**git_environment(allow_protocols))
+    if tuple(g.version_info[:2]) < MIN_GIT:
+        raise SourceError(Reason.CLONE_FAILED, f"git {'.'.join(map(str, g.version_info))} is too old: benchsmith "
+                          f"needs git >= {'.'.join(map(str, MIN_GIT))} to keep repository configuration from "
+                          "running programs")
+    return g
+
+
+def _open_repo(path: Path, allow_protocols: tuple[str, ...] = ()):
+    """A gitpython ``Repo`` whose every git call (including gitpython's own cat-file processes) carries
+    ``git_environment``."""
+    import git
+
+    _checked_git(allow_protocols)
+    repo = git.Repo(path)
+    repo.git.update_environment(**git_environment(allow_protocols))
+    return repo
+
+
+def check_commit(spec: RepoSpec) -> None:
+    """Refuse a pinned commit that is not an object name, and a source that looks like an option."""
+    if spec.commit is not None and not _COMMIT_RE.fullmatch(spec.commit):
+        raise SourceError(Reason.COMMIT_INVALID, f"{spec.source}: pinned commit {spec.commit!r} is not a hex "
+                          "commit id (4-64 hex digits); refs and options are not accepted")
+    if spec.source.startswith("-"):
+        raise SourceError(Reason.SOURCE_NOT_FOUND, f"{spec.source!r}: a source may not start with '-'")
+
+
 def materialise(spec: RepoSpec, workdir: Path, full_history: bool = False) -> Checkout:
     """Bring ``spec`` onto disk under ``workdir`` (only for archives and clones; local dirs are used in place,
     read-only from our side)."""
+    check_commit(spec)
     name = repo_name(spec)
     src = spec.source
     if is_remote(src) and not src.endswith(ARCHIVE_SUFFIXES):
@@ -70,67 +151,155 @@ def materialise(spec: RepoSpec, workdir: Path, full_history: bool = False) -> Ch
             raise SourceError(Reason.ARCHIVE_INVALID, f"{src}: not a directory or a supported archive "
                               f"({', '.join(ARCHIVE_SUFFIXES)})")
         dest = workdir / "extract"
-        root = extract_archive(path, dest)
+        skipped: list[ArchiveSkip] = []
+        root = extract_archive(path, dest, skipped=skipped)
+        exclusions = [Exclusion(f"{name}/{printable_name(s.member)}" if s.member else name, Stage.SOURCE, s.reason,
+                                s.detail, name) for s in skipped]
         return Checkout(spec=spec, name=name, path=str(root), kind="archive",
-                        created=_archive_date(path))
+                        created=_archive_date(path), exclusions=exclusions)
     commit, created = _git_info(path)
     return Checkout(spec=spec, name=name, path=str(path.resolve()), commit=commit, created=created,
                     kind="git" if commit else "directory")
 
 
 def _git_info(path: Path) -> tuple[str | None, str | None]:
-    """HEAD sha and the date of the first commit, when ``path`` is a git work tree."""
+    """HEAD sha and the date of the first commit, when ``path`` is a git work tree.  The work tree's own git
+    configuration is the repository's, hence untrusted: every call runs under ``git_environment``."""
     if not (path / ".git").exists():
         return None, None
     try:
-        import git
-
-        repo = git.Repo(path)
-        head = repo.head.commit.hexsha
-        first = repo.git.log("--reverse", "--format=%cI", "--max-parents=0").splitlines()
+        repo = _open_repo(path)
+        head = repo.git.rev_parse("--verify", "HEAD^{commit}").strip()
+        first = repo.git.log("--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-notes",
+                             "--reverse", "--format=%cI", "--max-parents=0", "HEAD").splitlines()
         created = min(first) if first else None
         return head, created
-    except Exception:  # a broken .git is not fatal: treat as a plain directory
+    except Exception:  # a broken (or refused) .git is not fatal: treat as a plain directory
         return None, None
 
 
+# $GIT_DIR/info/attributes wins over the tree's .gitattributes: no end-of-line, encoding, ident or filter
+# rewriting of what we check out, whatever the repository asks for.
+_NEUTRAL_ATTRIBUTES = "* -text -eol -crlf -ident -filter -working-tree-encoding -export-subst\n"
+
+
 def _clone(spec: RepoSpec, name: str, workdir: Path, full_history: bool = False) -> Checkout:
-    """Shallow where possible; ``full_history`` when the first commit's date is needed (--created-after)."""
+    """Shallow where possible; ``full_history`` when the first commit's date is needed (--created-after).
+    The only transport allowed is the one the user's URL names (``file://`` only when the user wrote it), and
+    the repository is initialised by us (no template hooks), so no configuration of the remote's comes along."""
     import git
 
     dest = workdir / "clone"
-    # Symlinks are checked out as plain files holding the target path, so none can point out of the tree.
-    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_LFS_SKIP_SMUDGE": "1",
-           "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.symlinks", "GIT_CONFIG_VALUE_0": "false"}
+    allow = (_git_scheme(spec.source),)
     try:
+        g = _checked_git(allow)
+        dest.mkdir(parents=True, exist_ok=True)
+        g.execute(["git", "init", "-q", "--template=", str(dest)])
+        info = dest / ".git" / "info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "attributes").write_text(_NEUTRAL_ATTRIBUTES, encoding="utf-8")
+        repo = _open_repo(dest, allow)
+        repo.create_remote("origin", spec.source)
+        fetch = ["--quiet", "--no-recurse-submodules", "--no-tags", *([] if full_history else ["--depth=1"]),
+                 "origin"]
         if spec.commit:
-            # A pinned commit: fetch just that commit when the server allows it, else a full clone.
-            repo = git.Repo.init(dest)
-            origin = repo.create_remote("origin", spec.source)
-            with repo.git.custom_environment(**env):
-                try:
-                    if full_history:
-                        raise git.GitCommandError("fetch", "full history wanted")
-                    origin.fetch(spec.commit, depth=1)
-                except git.GitCommandError:
-                    origin.fetch()
-                repo.git.checkout("--detach", spec.commit)
+            # A pinned commit (hex, checked above): just that commit when the server allows it, else everything.
+            try:
+                repo.git.fetch(*fetch, spec.commit)
+            except git.GitCommandError:
+                repo.git.fetch("--quiet", "--no-recurse-submodules", "origin")
+            target = spec.commit
         else:
-            depth = {} if full_history else {"depth": 1}
-            repo = git.Repo.clone_from(spec.source, dest, env=env, multi_options=["--no-recurse-submodules"], **depth)
+            repo.git.fetch(*fetch, "HEAD")
+            target = "FETCH_HEAD"
+        repo.git.checkout("-q", "--detach", target, "--")
+    except SourceError:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
     except Exception as exc:  # noqa: BLE001 - every clone failure is recorded, none aborts the run
         shutil.rmtree(dest, ignore_errors=True)
         raise SourceError(Reason.CLONE_FAILED, f"{spec.source}: {_git_failure(exc)}") from None
-    head = repo.head.commit
+    head = repo.git.rev_parse("--verify", "HEAD^{commit}").strip()
     created = None
     try:
-        roots = repo.git.log("--reverse", "--format=%cI", "--max-parents=0").splitlines()
+        roots = repo.git.log("--no-show-signature", "--reverse", "--format=%cI", "--max-parents=0",
+                             "HEAD").splitlines()
         created = min(roots) if roots else None
     except Exception:  # shallow clones may not reach the root commit
         created = None
     if created is None or repo.git.rev_parse("--is-shallow-repository") == "true":
         created = None  # a shallow history's oldest commit is not the repository's first commit
-    return Checkout(spec=spec, name=name, path=str(dest), commit=head.hexsha, created=created, kind="git")
+    return Checkout(spec=spec, name=name, path=str(dest), commit=head, created=created, kind="git")
+
+
+def source_identity(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> str | None:
+    """What a repository's results depend on, from the source's side: ``git:URL@COMMIT`` for a git URL (an
+    unpinned one resolved with ``ls-remote``), the archive's SHA-256, or a digest of a directory's files (plus
+    HEAD and the first commit's date for a work tree).  Two sources with the same basename never share an
+    identity; None when the source cannot be resolved now (it is then rebuilt, never resumed)."""
+    try:
+        check_commit(spec)
+    except SourceError:
+        return None
+    src = spec.source
+    if is_remote(src) and not src.endswith(ARCHIVE_SUFFIXES):
+        if spec.commit:
+            return f"git:{src}@{spec.commit.lower()}"
+        try:
+            out = _checked_git((_git_scheme(src),)).execute(["git", "ls-remote", "--", src, "HEAD"])
+        except Exception:  # noqa: BLE001 - unreachable now: not resumable, the build records why
+            return None
+        sha = out.split()[0] if out.split() else ""
+        return f"git:{src}@{sha}" if _COMMIT_RE.fullmatch(sha) else None
+    path = Path(src).expanduser()
+    try:
+        if path.is_file():
+            digest = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(_MIB), b""):
+                    digest.update(block)
+            return f"archive:{digest.hexdigest()}"
+        if path.is_dir():
+            commit, created = _git_info(path)
+            git_part = f"+git:{commit}:{created}" if commit else ""
+            return f"dir:{tree_identity(path, max_file_bytes)}{git_part}"
+    except OSError:
+        return None
+    return None
+
+
+def tree_identity(root: Path, max_file_bytes: int) -> str:
+    """SHA-256 over every entry a snapshot could observe under ``root`` (directories it skips are skipped here):
+    path, kind, size, and the content of regular files up to ``max_file_bytes`` (a larger file is excluded by its
+    size alone, so its size is all its identity needs).  Symlinks are hashed by target, never followed."""
+    from benchsmith.files import SKIP_DIRS
+
+    digest = hashlib.sha256()
+    stack = [Path(root)]
+    while stack:
+        d = stack.pop()
+        with os.scandir(d) as it:
+            entries = sorted(it, key=lambda e: os.fsencode(e.name))
+        subdirs = []
+        for e in entries:
+            rel = os.fsencode(os.path.relpath(e.path, root))
+            st = e.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                if e.name not in SKIP_DIRS:
+                    digest.update(b"D\0" + rel + b"\0")
+                    subdirs.append(Path(e.path))
+            elif stat.S_ISLNK(st.st_mode):
+                digest.update(b"L\0" + rel + b"\0" + os.fsencode(os.readlink(e.path)) + b"\0")
+            elif stat.S_ISREG(st.st_mode):
+                digest.update(b"F\0" + rel + b"\0" + str(st.st_size).encode() + b"\0")
+                if st.st_size <= max_file_bytes:
+                    fd = os.open(e.path, os.O_RDONLY | os.O_NOFOLLOW)
+                    with os.fdopen(fd, "rb") as fh:
+                        digest.update(hashlib.sha256(fh.read(max_file_bytes + 1)).digest())
+            else:
+                digest.update(b"S\0" + rel + b"\0" + str(stat.S_IFMT(st.st_mode)).encode() + b"\0")
+        stack.extend(reversed(subdirs))
+    return digest.hexdigest()
 
 
 def _git_failure(exc: Exception) -> str:
@@ -158,63 +327,261 @@ def _safe_member(name: str) -> PurePosixPath | None:
     return p
 
 
-def extract_archive(archive: Path, dest: Path) -> Path:
-    """Extract safely; returns the project root (the single top-level directory of sdists/npm tarballs)."""
+@dataclass(frozen=True)
+class ArchiveBudget:
+    """What one archive may cost to extract.  Byte limits are checked against what is actually decompressed,
+    never only against what the archive declares; the member, skip and count limits make a bomb's outcome the
+    same on every machine, the clock is the backstop."""
+
+    max_member_bytes: int = MAX_ARCHIVE_MEMBER  # a bigger member is skipped (the snapshot would refuse it anyway)
+    max_total_bytes: int = MAX_ARCHIVE_TOTAL  # bytes written for the whole archive; skipped members do not count
+    # A compressed tar cannot seek: passing over a skipped member means decompressing it.  Past this many bytes
+    # of skipped members the rest of the archive is left unread.
+    max_skip_bytes: int = 256 * 1024 * 1024
+    max_members: int = 100_000
+    max_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
+class ArchiveSkip:
+    """A member left out of the extraction (``member`` empty: the archive as a whole, when extraction stopped)."""
+
+    member: str
+    reason: Reason
+    detail: str
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _Clocked:
+    """A read-only stream that stops (``_OverBudget``) once the archive's time is up, so a member that takes
+    minutes to decompress ends inside tarfile's own reads, not after them."""
+
+    def __init__(self, fh, deadline: float, seconds: float) -> None:
+        self.fh, self.deadline, self.seconds = fh, deadline, seconds
+        self.name = getattr(fh, "name", None)
+
+    def read(self, size: int = -1) -> bytes:
+        if time.monotonic() > self.deadline:
+            raise _OverBudget(f"extraction stopped after its {self.seconds:g}s budget")
+        return self.fh.read(size if size is not None and size >= 0 else 1024 * 1024)
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+_TAR_OPENERS = {".tar.gz": "gzip", ".tgz": "gzip", ".tar.bz2": "bz2", ".tar.xz": "lzma"}
+_MIB = 1024 * 1024
+
+
+def _mib(n: int) -> str:
+    return f"{n / _MIB:.1f} MiB" if n < 1024 * _MIB else f"{n / (1024 * _MIB):.2f} GiB"
+
+
+class _Extraction:
+    """Book-keeping shared by the zip and tar paths: budgets, duplicates, what was left out and why."""
+
+    def __init__(self, archive: Path, dest: Path, budget: ArchiveBudget, skipped: list[ArchiveSkip]) -> None:
+        self.archive, self.dest, self.budget, self.skipped = archive, dest, budget, skipped
+        self.total = 0
+        self.members = 0
+        self.seen: set[PurePosixPath] = set()
+        self.deadline = time.monotonic() + budget.max_seconds
+
+    def skip(self, member: str, reason: Reason, detail: str) -> None:
+        self.skipped.append(ArchiveSkip(member, reason, detail))
+
+    def check_clock(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _OverBudget(f"extraction stopped after its {self.budget.max_seconds:g}s budget")
+
+    def admit(self, name: str, rel: PurePosixPath, size: int) -> bool:
+        """Whether a regular member of declared ``size`` is extracted; a refusal is recorded."""
+        if rel in self.seen:
+            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, "a member with the same path came earlier; the first "
+                      "one is kept")
+            return False
+        if size > self.budget.max_member_bytes:
+            self.skip(name, Reason.ARCHIVE_MEMBER_TOO_LARGE, f"{size} bytes > the per-member budget of "
+                      f"{_mib(self.budget.max_member_bytes)}")
+            return False
+        if self.total + size > self.budget.max_total_bytes:
+            self.skip(name, Reason.ARCHIVE_BUDGET_EXCEEDED, f"{size} more bytes would pass the archive's budget "
+                      f"of {_mib(self.budget.max_total_bytes)} ({self.total} bytes extracted so far)")
+            return False
+        return True
+
+    def count_member(self) -> None:
+        self.members += 1
+        if self.members > self.budget.max_members:
+            raise _OverBudget(f"more than {self.budget.max_members} members; the rest were not read")
+
+    def mkdir(self, name: str, rel: PurePosixPath) -> None:
+        try:
+            (self.dest / rel).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, f"directory conflicts with an earlier member: "
+                      f"{exc.strerror}")
+
+    def write(self, name: str, rel: PurePosixPath, src, limit: int) -> None:
+        """Copy at most ``limit`` bytes (the member budget, whatever the member declares) from ``src``."""
+        out = self.dest / rel
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(out, "xb")
+        except OSError as exc:
+            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, f"path conflicts with an earlier member: "
+                      f"{exc.strerror}")
+            return
+        written = 0
+        try:
+            with fh:
+                while True:
+                    self.check_clock()
+                    chunk = src.read(min(_MIB, limit + 1 - written))
+                    if not chunk:
+                        break
+                    written += len(chunk)
+                    if written > limit:
+                        raise _MemberTooLarge
+                    fh.write(chunk)
+        except _MemberTooLarge:
+            out.unlink()
+            if limit < self.budget.max_member_bytes:
+                self.skip(name, Reason.ARCHIVE_BUDGET_EXCEEDED, f"decompresses to more than the {limit} bytes left "
+                          f"of the archive's budget of {_mib(self.budget.max_total_bytes)}")
+            else:
+                self.skip(name, Reason.ARCHIVE_MEMBER_TOO_LARGE, f"decompresses to more than the per-member budget "
+                          f"of {_mib(self.budget.max_member_bytes)}, whatever it declares")
+            return
+        except BaseException:
+            out.unlink(missing_ok=True)
+            raise
+        self.seen.add(rel)
+        self.total += written
+
+
+class _MemberTooLarge(Exception):
+    pass
+
+
+def extract_archive(archive: Path, dest: Path, *, budget: ArchiveBudget = ArchiveBudget(),
+                    skipped: list[ArchiveSkip] | None = None) -> Path:
+    """Extract safely; returns the project root (the single top-level directory of sdists/npm tarballs).
+
+    A member that escapes ``dest`` refuses the whole archive (``SourceError``).  Links, devices, FIFOs, duplicate
+    paths and members over ``budget`` are not extracted and are appended to ``skipped`` with their reason; when
+    the archive's time or member budget runs out, extraction ends there and that is appended too (member "")."""
     dest.mkdir(parents=True, exist_ok=True)
-    total = 0
+    skipped = [] if skipped is None else skipped
+    job = _Extraction(archive, dest, budget, skipped)
     try:
         if archive.name.endswith(".zip"):
-            with zipfile.ZipFile(archive) as zf:
-                for info in zf.infolist():
-                    rel = _safe_member(info.filename)
-                    if rel is None:
-                        raise SourceError(Reason.ARCHIVE_UNSAFE, f"{archive.name}: member {info.filename!r} "
-                                          "escapes the extraction directory")
-                    mode = (info.external_attr >> 16) & 0o170000
-                    if mode and mode == stat.S_IFLNK:
-                        continue  # symlinks are never materialised
-                    if info.is_dir():
-                        (dest / rel).mkdir(parents=True, exist_ok=True)
-                        continue
-                    total += info.file_size
-                    if info.file_size > MAX_ARCHIVE_MEMBER or total > MAX_ARCHIVE_TOTAL:
-                        continue  # oversized members are skipped (the snapshot would refuse them anyway)
-                    out = dest / rel
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    with zf.open(info) as src, open(out, "wb") as fh:
-                        shutil.copyfileobj(src, fh)
+            _extract_zip(job)
         else:
-            with tarfile.open(archive) as tf:
-                for member in tf:
-                    rel = _safe_member(member.name)
-                    if rel is None:
-                        raise SourceError(Reason.ARCHIVE_UNSAFE, f"{archive.name}: member {member.name!r} "
-                                          "escapes the extraction directory")
-                    if member.isdir():
-                        (dest / rel).mkdir(parents=True, exist_ok=True)
-                        continue
-                    if not member.isreg():
-                        continue  # links, devices, fifos: never materialised
-                    total += member.size
-                    if member.size > MAX_ARCHIVE_MEMBER or total > MAX_ARCHIVE_TOTAL:
-                        continue
-                    out = dest / rel
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    src = tf.extractfile(member)
-                    if src is None:
-                        continue
-                    with src, open(out, "wb") as fh:
-                        shutil.copyfileobj(src, fh)
+            _extract_tar(job)
+    except _OverBudget as exc:
+        job.skip("", Reason.ARCHIVE_BUDGET_EXCEEDED, f"{archive.name}: {exc} ({job.members} members read, "
+                 f"{job.total} bytes extracted)")
     except SourceError:
         shutil.rmtree(dest, ignore_errors=True)
         raise
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error, lzma_error()) as exc:
         shutil.rmtree(dest, ignore_errors=True)
         raise SourceError(Reason.ARCHIVE_INVALID, f"{archive.name}: {exc}") from None
     entries = [p for p in dest.iterdir()]
     if len(entries) == 1 and entries[0].is_dir():
         return entries[0]
     return dest
+
+
+def lzma_error() -> type[Exception]:
+    import lzma
+
+    return lzma.LZMAError
+
+
+def _refuse(archive: Path, name: str) -> SourceError:
+    return SourceError(Reason.ARCHIVE_UNSAFE, f"{archive.name}: member {name!r} escapes the extraction directory")
+
+
+def _extract_zip(job: _Extraction) -> None:
+    with zipfile.ZipFile(job.archive) as zf:
+        for info in zf.infolist():
+            job.count_member()
+            job.check_clock()
+            name = info.filename
+            rel = _safe_member(name)
+            if rel is None:
+                raise _refuse(job.archive, name)
+            kind = (info.external_attr >> 16) & 0o170000
+            if kind == stat.S_IFLNK:
+                job.skip(name, Reason.ARCHIVE_LINK, "symbolic link: never materialised")
+                continue
+            if info.is_dir() or kind == stat.S_IFDIR:
+                job.mkdir(name, rel)
+                continue
+            if kind not in (0, stat.S_IFREG):
+                job.skip(name, Reason.ARCHIVE_SPECIAL_MEMBER, f"file type {kind:o} (device, FIFO, socket): never "
+                         "materialised")
+                continue
+            if not job.admit(name, rel, info.file_size):
+                continue
+            try:
+                with zf.open(info) as src:
+                    job.write(name, rel, src, min(job.budget.max_member_bytes,
+                                                  job.budget.max_total_bytes - job.total))
+            except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, zlib.error, lzma_error()) as exc:
+                (job.dest / rel).unlink(missing_ok=True)
+                job.skip(name, Reason.ARCHIVE_INVALID, f"cannot decompress: {exc}")
+
+
+def _extract_tar(job: _Extraction) -> None:
+    archive = job.archive
+    opener = next((mod for suffix, mod in _TAR_OPENERS.items() if archive.name.endswith(suffix)), None)
+    if opener is None:
+        raw = open(archive, "rb")  # reading past a skipped member of a plain tar is bounded by the file's size
+    else:
+        import importlib
+
+        raw = importlib.import_module(opener).open(archive, "rb")
+    stream = _Clocked(raw, job.deadline, job.budget.max_seconds)
+    passed_over = 0  # decompressed bytes of skipped members, which a compressed stream must still read through
+    try:
+        with tarfile.open(fileobj=stream, mode="r|") as tf:
+            for member in tf:
+                job.count_member()
+                name = member.name
+                rel = _safe_member(name)
+                if rel is None:
+                    raise _refuse(archive, name)
+                if member.isdir():
+                    job.mkdir(name, rel)
+                    continue
+                if member.issym() or member.islnk():
+                    kind = "symbolic" if member.issym() else "hard"
+                    job.skip(name, Reason.ARCHIVE_LINK, f"{kind} link to {member.linkname!r}: never materialised")
+                    continue
+                if not member.isreg():
+                    job.skip(name, Reason.ARCHIVE_SPECIAL_MEMBER, "device, FIFO or other special member: never "
+                             "materialised")
+                    continue
+                if not job.admit(name, rel, member.size):
+                    passed_over += member.size
+                    if opener is not None and passed_over > job.budget.max_skip_bytes:
+                        raise _OverBudget(f"reaching the members after {name!r} means decompressing "
+                                          f"{_mib(passed_over)} of skipped members (budget "
+                                          f"{_mib(job.budget.max_skip_bytes)}); the rest were not read")
+                    continue
+                src = tf.extractfile(member)
+                if src is None:
+                    job.skip(name, Reason.ARCHIVE_SPECIAL_MEMBER, "no data")
+                    continue
+                job.write(name, rel, src, member.size)
+    finally:
+        stream.close()
 
 
 @dataclass(frozen=True)

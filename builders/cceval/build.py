@@ -36,7 +36,8 @@ from benchsmith.progress import Poller, ProgressFile
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
 from benchsmith.repo_filters import check_repository
 from benchsmith.runner import Backend
-from benchsmith.sources import RepoFilterConfig, SourceError, is_remote, materialise, repo_name
+from benchsmith.sources import (RepoFilterConfig, SourceError, is_remote, materialise, repo_name,
+                                source_identity)
 
 SPLIT_FILE = "line_completion.jsonl"
 EXCLUDED_FILE = "excluded.jsonl"
@@ -104,6 +105,8 @@ class ShardSummary:
     seconds: float = 0.0
     status: str = "ok"
     tool_versions: dict[str, str] = field(default_factory=dict)
+    identity: str | None = None  # what the shard was built from (see sources.source_identity)
+    fingerprint: str = ""  # the shard's key: configuration, toolchain, repository id and identity
 
 
 def unique_names(specs: list[RepoSpec]) -> list[str]:
@@ -133,22 +136,61 @@ def _shard_dirname(name: str) -> str:
     return f"{safe}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
+# -- shard identity ------------------------------------------------------------------------------------------
+# A shard is found by the repository's resolved source (its directory name alone would let r2/proj resume
+# r1/proj's shard) and accepted only when its DONE marker holds the same key: the configuration, the toolchain
+# versions, benchsmith's version, the repository id (task ids contain it) and the source's identity (a content
+# hash for directories and archives, the commit for git).
+
+
+def _shard_location(name: str, spec: RepoSpec) -> str:
+    """Shard directory name: readable repository id + a digest of the id and the resolved source."""
+    safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in name)[:80]
+    where = "\0".join((name, spec.source, spec.commit or ""))
+    return f"{safe}-{hashlib.sha256(where.encode('utf-8', 'surrogateescape')).hexdigest()[:16]}"
+
+
+def toolchain_versions(cfg: BuildConfig) -> dict[str, str]:
+    """The analyzer's toolchain versions as they are now (part of every shard key)."""
+    try:
+        return dict(get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend,
+                                                               timeout=cfg.timeout)).tool_versions())
+    except Exception as exc:  # noqa: BLE001 - an unknown version is a version too: it never matches a real one
+        return {"error": type(exc).__name__}
+
+
+def shard_fingerprint(cfg: BuildConfig, name: str, identity: str | None, toolchain: dict[str, str]) -> str:
+    from benchsmith import __version__
+
+    key = {"config": cfg.fingerprint(), "benchsmith": __version__, "toolchain": dict(sorted(toolchain.items())),
+           "repository": name, "identity": identity}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def build_fingerprint(cfg: BuildConfig, shards: list[ShardSummary]) -> str:
+    """The whole split's key: options, the repository list in order (ids and identities) and toolchains."""
+    key = {"config": cfg.fingerprint(), "repositories": [[s.name, s.fingerprint] for s in shards]}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def process_repo(task: RepoTask) -> ShardSummary:
     """All per-repository work; never raises (any failure becomes a recorded exclusion in the shard)."""
     cfg = task.config
     shard = Path(task.shard)
-    fp = cfg.fingerprint()
-    if not cfg.force and shard_is_done(shard, fp):
+    toolchain = toolchain_versions(cfg)
+    identity = source_identity(task.spec, cfg.file_limits.max_bytes)
+    fp = shard_fingerprint(cfg, task.name, identity, toolchain)
+    if not cfg.force and identity is not None and shard_is_done(shard, fp):
         done = json.loads((shard / DONE_FILE).read_text())
         return ShardSummary(task.name, skipped=True, examples=done.get("examples", 0),
                             excluded=done.get("excluded", 0), files=done.get("files", 0),
-                            tool_versions=done.get("tool_versions", {}))
+                            tool_versions=done.get("tool_versions", {}), identity=identity, fingerprint=fp)
     start = time.monotonic()
     scratch_base = scratch_dir(cfg)
     scratch_base.mkdir(parents=True, exist_ok=True)
     tmp_root = Path(tempfile.mkdtemp(prefix="repo-", dir=scratch_base))
     staging = _new_staging(shard)
-    summary = ShardSummary(task.name)
+    summary = ShardSummary(task.name, identity=identity)
     excluded = AtomicWriter(staging / EXCLUDED_FILE)
     # Tool messages can quote our scratch directory, whose name is random: replace it so that reruns and other
     # workers write the same bytes.
@@ -191,9 +233,13 @@ def process_repo(task: RepoTask) -> ShardSummary:
              "files": summary.files, "dropped": dict(sorted(counter.dropped.items())),
              "kept": dict(sorted(counter.kept.items()))}
     write_json(staging / STATS_FILE, stats)
-    write_json(staging / DONE_FILE, {"fingerprint": fp, "examples": summary.examples,
-                                     "excluded": summary.excluded, "files": summary.files,
-                                     "tool_versions": summary.tool_versions})
+    # An unpinned git URL resolved to the commit actually cloned; an unresolvable source never resumes.
+    fp = summary.fingerprint = shard_fingerprint(cfg, task.name, summary.identity, toolchain)
+    if summary.identity is not None:
+        write_json(staging / DONE_FILE, {"fingerprint": fp, "identity": summary.identity,
+                                         "toolchain": toolchain, "examples": summary.examples,
+                                         "excluded": summary.excluded, "files": summary.files,
+                                         "tool_versions": summary.tool_versions})
     _commit_shard(staging, shard, fp)
     return summary
 
@@ -264,6 +310,10 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
         exclude(Stage.SOURCE, exc.reason, exc.detail)
         summary.status = "excluded"
         return []
+    for e in checkout.exclusions:  # archive members left out (links, duplicates, over budget)
+        counter.drop(e)
+    if checkout.kind == "git" and is_remote(spec.source) and checkout.commit:
+        summary.identity = f"git:{spec.source}@{checkout.commit}"
     analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout))
     progress = ProgressFile(progress_dir(cfg) / f"{_shard_dirname(name)}.json")
     progress.update("reading files", 0, None, force=True)
@@ -333,7 +383,8 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
         task_config = dataclasses.replace(
             config, output=os.path.abspath(config.output),
             workdir=os.path.abspath(config.workdir) if config.workdir else None)
-        tasks = [RepoTask(_absolute(spec), name, os.path.abspath(shards_root / _shard_dirname(name)), task_config)
+        tasks = [RepoTask(_absolute(spec), name,
+                          os.path.abspath(shards_root / _shard_location(name, _absolute(spec))), task_config)
                  for spec, name in zip(config.repos, names)]
         results: dict[str, ShardSummary] = {}
         for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
@@ -466,6 +517,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "per_repository": per_repo,
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
+        "build_fingerprint": build_fingerprint(config, summaries),
     }
     write_json(out / STATS_FILE, stats)
     return stats
