@@ -10,6 +10,7 @@ map back to the original so diagnostics of both runs are compared in original co
 from __future__ import annotations
 
 import ast
+import bisect
 from concurrent.futures import ThreadPoolExecutor
 import json
 import re
@@ -180,6 +181,45 @@ def _byte_to_char(line_text: str, byte_col: int) -> int:
     return ByteChars(line_text).char(byte_col)
 
 
+# -- line numbering ----------------------------------------------------------------------------------------------
+# Python's tokenizer, hence ast, astroid and pylint, ends a line at \r\n, \r or \n and nowhere else: a form feed,
+# \v, \x1c-\x1e, \x85, U+2028 and U+2029 are characters of a line (str.splitlines() would break there and shift
+# every later line number).  The rest of benchsmith (the cutter, task ids) counts lines by \n alone, so each ref
+# is converted from Python's numbering to that one before it leaves the analyzer.
+_PY_EOL = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str, keepends: bool = False) -> list[str]:
+    """``text`` split into lines the way Python's tokenizer numbers them (index i = line i + 1)."""
+    out: list[str] = []
+    start = 0
+    for m in _PY_EOL.finditer(text):
+        out.append(text[start : m.end() if keepends else m.start()])
+        start = m.end()
+    if start < len(text) or not out:
+        out.append(text[start:])
+    return out
+
+
+class LineNumbering:
+    """(Python line, char column) -> (\n-line, char column) for one text; the identity unless the text has a
+    lone \r (a CRLF file numbers its lines the same both ways)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lone_cr = bool(re.search(r"\r(?!\n)", text))
+        if self.lone_cr:
+            self.py_starts = [0] + [m.end() for m in _PY_EOL.finditer(text)]
+            self.lf_starts = [0] + [m.end() for m in re.finditer(r"\n", text)]
+
+    def to_lf(self, line: int, column: int) -> tuple[int, int]:
+        if not self.lone_cr or not (0 <= line < len(self.py_starts)):
+            return line, column
+        offset = self.py_starts[line] + column
+        lf_line = bisect.bisect_right(self.lf_starts, offset) - 1
+        return lf_line, offset - self.lf_starts[lf_line]
+
+
 def _alone_on_lines(lines: list[str], node: ast.stmt) -> bool:
     """The import occupies whole lines (no other statement shares them), so its lines can be swapped out."""
     start, end = node.lineno - 1, (node.end_lineno or node.lineno) - 1
@@ -203,8 +243,8 @@ def stub_file(src: SourceFile, index: ModuleIndex) -> FileStubs | None:
         tree = ast.parse(src.text)
     except _UNPARSABLE:
         return None
-    lines = src.text.splitlines(keepends=True)
-    if not lines:
+    lines = python_lines(src.text, keepends=True)
+    if not src.text:
         return None
     stubs = FileStubs(src.path, src.text, list(range(len(lines))))
     # Plain `import a.b` statements bind the top name; collect every dotted path per top name so that each
@@ -269,7 +309,7 @@ def stub_file(src: SourceFile, index: ModuleIndex) -> FileStubs | None:
             body += _class_tree(name, dotted.get(name, {}) if isinstance(node, ast.Import) else {}, indent)
         if not body:
             body = [f"{indent}pass"]
-        eol = "\r\n" if lines[end].endswith("\r\n") else "\n"
+        eol = next((e for e in ("\r\n", "\r", "\n") if lines[end].endswith(e)), "\n")
         new_lines[start : end + 1] = [b + eol for b in body]
         line_map[start : end + 1] = [None] * len(body)
     stubs.stubbed_text = "".join(new_lines)
@@ -330,7 +370,7 @@ class PythonAnalyzer(Analyzer):
                 continue
             lines = split.get(path)
             if lines is None:
-                lines = split[path] = text.splitlines()
+                lines = split[path] = python_lines(text)
             line = int(m.get("line") or 1) - 1
             end_line = m.get("endLine")
             end_line = int(end_line) - 1 if end_line is not None else None
@@ -411,15 +451,18 @@ class PythonAnalyzer(Analyzer):
         seen: set[tuple] = set()
         unattributed = 0
         plain_lines: dict[str, list[str]] = {}
+        numbering: dict[str, LineNumbering] = {}
         for d in sorted(after, key=lambda d: (d.file, d.line, d.column, d.code)):
             if d.key() in before or d.file not in stubbed or d.code not in PYLINT_MESSAGES:
                 continue
             if d.file not in plain_lines:
-                plain_lines[d.file] = plain[d.file].splitlines()
+                plain_lines[d.file] = python_lines(plain[d.file])
+                numbering[d.file] = LineNumbering(plain[d.file])
             ref = self._to_ref(d, stubbed[d.file], index, plain_lines[d.file])
             if ref is None:
                 unattributed += 1
                 continue
+            ref.line, ref.column = numbering[d.file].to_lf(ref.line, ref.column)
             located = _locate_definition(ref, index)
             if located is None:
                 # e.g. ``urlparse(x).scheme`` where the project re-exports a stdlib name: not a project API.

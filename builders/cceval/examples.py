@@ -15,6 +15,7 @@ Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment n
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Iterator
@@ -175,6 +176,15 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
     return Cut(end, tokens)
 
 
+def _parse_view(data: bytes, analyzer: Analyzer) -> bytes:
+    """The bytes tree-sitter parses (input hygiene, issue 13): for Python's logical lines, a lone \r ends a line
+    as \n does (Python's tokenizer, so pylint, counts it), which tree-sitter-python does not; the swap keeps every
+    byte offset, so cuts still index the original text."""
+    if analyzer.statement_terminators is None and b"\r" in data:
+        return re.sub(rb"\r(?!\n)", b"\n", data)
+    return data
+
+
 def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:
     """Stable across runs and independent of which other examples survive the filters."""
     return f"project_cc_{language}/{repository}/{file}:{line + 1}:{column + 1}"
@@ -210,7 +220,8 @@ class ExampleCutter(Step[CrossFileRef]):
                               "file not in snapshot", self.repository)
                 continue
             idx = TextIndex(src.text)
-            tree = parser_for(self.analyzer, path).parse(idx.data)
+            data = _parse_view(idx.data, self.analyzer)
+            tree = parser_for(self.analyzer, path).parse(data)
             covered_until = -1  # char offset where the previous example's groundtruth ends
             for r in file_refs:
                 tid = make_task_id(lang, self.repository, path, r.line, r.column)
@@ -223,7 +234,7 @@ class ExampleCutter(Step[CrossFileRef]):
                     self.drop(tid, Reason.SAME_STATEMENT, "another reference earlier in the same statement",
                               self.repository)
                     continue
-                cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators,
+                cut = statement_end(tree, data, idx.to_byte(cursor), self.analyzer.statement_terminators,
                                     self.analyzer.line_end_terminators, self.analyzer.statement_containers)
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
