@@ -527,6 +527,46 @@ def _blank(text: str) -> str:
     return "".join(c if c in "\r\n" else " " for c in text)
 
 
+def neutralise_line_directives(text: str) -> str:
+    """``text`` with every ``//line`` and ``/*line`` directive comment blanked to spaces (line breaks kept, so every
+    position is unchanged).  A directive makes go/scanner report later positions in another file and line; the
+    driver asks for raw positions, and the analysed copy holds no directive either, so nothing a repository writes
+    can move a diagnostic.  Comments are found by lexing (strings, runes and raw strings skipped), so a directive
+    quoted in a string literal stays as it is."""
+    if "//line " not in text and "/*line " not in text:
+        return text
+    out: list[str] = []
+    i, n, last = 0, len(text), 0
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+        elif c == "`":
+            j = text.find("`", i + 1)
+            i = n if j < 0 else j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            if text.startswith("line ", i + 2):
+                out += [text[last:i], _blank(text[i:j])]
+                last = j
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            if text.startswith("line ", i + 2):
+                out += [text[last:i], _blank(text[i:j])]
+                last = j
+            i = j
+        else:
+            i += 1
+    out.append(text[last:])
+    return "".join(out)
+
+
 def stub_file(info: GoFile, lib_names: Mapping[str, str], paths_to_dirs: Mapping[str, str]) -> GoStubs | None:
     """The stubbed text of one file, or None when it imports no project package."""
     if info.parse_error or info.package is None:
@@ -726,7 +766,8 @@ class GoAnalyzer(Analyzer):
         repo = snapshot.name
         workdir = Path(workdir)
         files = [f for f in snapshot.files if not ignored_dir(f.path)]
-        infos = {f.path: scan_file(f.path, f.text) for f in files}
+        texts = {f.path: neutralise_line_directives(f.text) for f in files}
+        infos = {path: scan_file(path, text) for path, text in texts.items()}
         # The package name each directory's non-test files declare (the name an import binds).
         names: dict[str, Counter] = {}
         for info in infos.values():
@@ -753,15 +794,19 @@ class GoAnalyzer(Analyzer):
         workdir.mkdir(parents=True, exist_ok=True)
         stub_tree = workdir / "stubbed"
         shutil.rmtree(stub_tree, ignore_errors=True)
-        texts = {f.path: f.text for f in files}
         write_tree(stub_tree, {p: (plans[p].text if p in plans else t) for p, t in texts.items()})
+        original_tree = snapshot.root
+        if any(texts[f.path] != f.text for f in files):  # directives blanked: check that copy, not the snapshot
+            original_tree = workdir / "original"
+            shutil.rmtree(original_tree, ignore_errors=True)
+            write_tree(original_tree, texts)
         order = sorted(texts)
         try:
             driver, err = self._driver(workdir)
             if driver is None:
                 result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_CRASH, err, repo))
                 return result
-            before, reason, err = self._check(snapshot.root, order, packages, driver, workdir, "original")
+            before, reason, err = self._check(original_tree, order, packages, driver, workdir, "original")
             after = None
             if before is not None:
                 after, reason, err = self._check(stub_tree, order, packages, driver, workdir, "stubbed")
