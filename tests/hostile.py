@@ -314,3 +314,483 @@ def make_suite(root: Path, *, big_file_size: int = 50 * 1024 * 1024) -> Suite:
     except (OSError, IndexError):
         pass
     return Suite(root, outside, cases, forbidden)
+
+
+# ================================================================================================================
+# Input hygiene (issue 13): file names as data, git that runs nothing, archives on a budget, positions that agree
+# with each tool.  Each case names the exact reason of each item it expects (``items``: item id -> reason).
+# ================================================================================================================
+
+# Characters that must never change how a file counts its lines (Python numbers lines at \r\n, \r, \n only).
+LINE_SEPARATORS = {"ff": "\x0c", "vt": "\x0b", "fs": "\x1c", "gs": "\x1d", "rs": "\x1e", "nel": "\x85",
+                   "ls": "\u2028", "ps": "\u2029"}
+
+PKG_USES = '''"""Uses helpers from a sibling module."""
+import os
+import sys
+
+import {pkg}.a
+{junk}
+DEBUG = os.sep, sys.argv
+
+
+def main(argv):
+    box = {pkg}.a.Box().grow({k})
+    count = {pkg}.a.total([1, 2, {k}])
+    return box + count
+'''
+
+
+@dataclass
+class HygieneCase:
+    name: str
+    source: str
+    language: str = "python"
+    items: dict[str, Reason] = field(default_factory=dict)  # item id -> its exact reason
+    reasons: set[Reason] = field(default_factory=set)  # each must appear among the repository's exclusions
+    markers: list[Path] = field(default_factory=list)  # must never exist
+    examples_from: dict[str, int] = field(default_factory=dict)  # file -> at least this many examples
+    forbidden_reasons: set[Reason] = field(default_factory=lambda: {Reason.INTERNAL_ERROR, Reason.TOOL_CRASH,
+                                                                    Reason.TOOL_TIMEOUT})
+
+
+class _Zeros:
+    """A file-like source of ``n`` zero bytes (big archive members without holding them in memory)."""
+
+    def __init__(self, n: int) -> None:
+        self.left = n
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size is None or size < 0 else min(size, self.left)
+        self.left -= size
+        return bytes(size)
+
+
+def _git_env() -> dict[str, str]:
+    return {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, env=_git_env(), check=True, capture_output=True)
+
+
+def _marker_script(path: Path, marker: Path) -> Path:
+    path.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat >/dev/null 2>&1\nexit 1\n")
+    path.chmod(0o755)
+    return path
+
+
+def make_unsafe_names(root: Path) -> HygieneCase:
+    """Names a tool's argument or list syntax could read differently from ours: every control character class,
+    quotes, backslashes, a leading '-' or '@' (a file or a directory), names that are not UTF-8."""
+    repo = root / "unsafe_names"
+    _package(repo)
+    names = {"cr\rname.py": "\r", "tab\tname.py": "\t", "del\x7fname.py": "\x7f", "esc\x1b[31m.py": "\x1b",
+             "nel\x85name.py": "\x85", "ls\u2028name.py": "\u2028", 'dq"name.py': '"', "sq'name.py": "'",
+             "back\\slash.py": "\\", "@response.py": "@", "--output=x.py": "-"}
+    items = {}
+    for name in names:
+        (repo / "pkg" / name).write_text("X = 1\n")
+        items[f"unsafe_names/pkg/{name}"] = Reason.UNSAFE_FILE_NAME
+    (repo / "-opts").mkdir()
+    (repo / "-opts" / "m.py").write_text("X = 2\n")
+    items["unsafe_names/-opts/m.py"] = Reason.UNSAFE_FILE_NAME
+    os.close(os.open(os.path.join(os.fsencode(repo / "pkg"), b"latin\xe9.py"), os.O_CREAT | os.O_WRONLY, 0o644))
+    items["unsafe_names/pkg/latin\\xe9.py"] = Reason.UNSAFE_FILE_NAME
+    return HygieneCase("unsafe_names", str(repo), items=items, examples_from={"pkg/b.py": 2})
+
+
+def make_signed_root_commit(root: Path) -> HygieneCase:
+    """A work tree whose root commit is signed and whose .git/config asks git to check signatures with a script of
+    the repository's (plus filters, textconv, fsmonitor, a pager, hooks, an include of more of the same)."""
+    repo = root / "git_signed"
+    _package(repo)
+    (repo / "broken.py").write_text("def (:\n")
+    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    marker = root / "GIT_SIGNED_MARKER"
+    tools = root / "git_signed_tools"
+    tools.mkdir()
+    sign = tools / "sign"
+    sign.write_text("#!/bin/sh\ncat >/dev/null\nprintf '\\n[GNUPG:] SIG_CREATED D 1 8 00 1700000000 ABCDEF\\n' >&2\n"
+                    "printf -- '-----BEGIN PGP SIGNATURE-----\\n\\niQEzBAABCAAd\\n-----END PGP SIGNATURE-----\\n'\n")
+    sign.chmod(0o755)
+    evil = _marker_script(tools / "evil", marker)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", f"gpg.program={sign}",
+         "-c", "user.signingkey=ABCDEF", "commit", "-qS", "-m", "signed root")
+    (tools / "more.config").write_text(f"[log]\n\tshowSignature = true\n[gpg]\n\tprogram = {evil}\n")
+    for key, value in (("log.showSignature", "true"), ("gpg.program", str(evil)), ("gpg.openpgp.program", str(evil)),
+                       ("filter.evil.clean", str(evil)), ("filter.evil.smudge", str(evil)),
+                       ("filter.evil.process", str(evil)), ("diff.evil.textconv", str(evil)),
+                       ("core.fsmonitor", str(evil)), ("core.pager", str(evil)), ("core.hooksPath", str(tools)),
+                       ("include.path", str(tools / "more.config"))):
+        _git(repo, "config", key, value)
+    for hook in ("post-checkout", "post-index-change", "reference-transaction", "post-rewrite"):
+        _marker_script(tools / hook, marker)
+    return HygieneCase("git_signed", str(repo), items={"git_signed/broken.py": Reason.SYNTAX_ERROR},
+                       markers=[marker], examples_from={"pkg/b.py": 2})
+
+
+def _origin_repo(root: Path, name: str, files: dict[str, str]) -> Path:
+    repo = root / name
+    repo.mkdir()
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "c")
+    return repo
+
+
+def make_pin_looks_like_option(root: Path) -> HygieneCase:
+    """``file://REPO@--upload-pack=CMD``: the pin is an option to git; it must be refused, never run.  (A pin
+    holds no '/', so the command writes its marker relative to git's working directory: the marker paths cover
+    the places that could be.)"""
+    origin = _origin_repo(root, "pin_origin", {"pkg/__init__.py": "", "pkg/a.py": PKG_A})
+    marker = "PIN_MARKER_7f3a9c"
+    source = f"file://{origin}@--upload-pack=touch${{IFS}}{marker};git-upload-pack"
+    from benchsmith.records import RepoSpec
+    from benchsmith.sources import repo_name
+
+    name = repo_name(RepoSpec.parse(source))
+    markers = [root / marker, origin / marker, Path(__file__).resolve().parents[1] / marker]
+    return HygieneCase(name, source, items={name: Reason.COMMIT_INVALID}, markers=markers,
+                       forbidden_reasons={Reason.INTERNAL_ERROR, Reason.CLONE_FAILED})
+
+
+def make_pin_not_hex(root: Path) -> HygieneCase:
+    """A pin that is a ref name (``@main``), not a commit id: refused with the reason, not resolved."""
+    origin = _origin_repo(root, "pin_ref_origin", {"pkg/__init__.py": "", "pkg/a.py": PKG_A})
+    source = f"file://{origin}@main"
+    from benchsmith.records import RepoSpec
+    from benchsmith.sources import repo_name
+
+    name = repo_name(RepoSpec.parse(source))
+    return HygieneCase(name, source, items={name: Reason.COMMIT_INVALID},
+                       forbidden_reasons={Reason.INTERNAL_ERROR, Reason.CLONE_FAILED})
+
+
+def make_clone_with_hostile_attributes(root: Path) -> HygieneCase:
+    """A ``file://`` clone whose tree asks for CRLF conversion, ident expansion, a filter and a submodule, and
+    whose origin's own config names programs (a clone must not bring or run any of it)."""
+    marker = root / "CLONE_MARKER"
+    evil = _marker_script(root / "clone_evil", marker)
+    files = {"pkg/__init__.py": "", "pkg/a.py": PKG_A, "pkg/b.py": PKG_B.format(pkg="pkg") + "# $Id$\n",
+             "broken.py": "class :\n",
+             ".gitattributes": "* text eol=crlf ident filter=evil\n",
+             ".gitmodules": f'[submodule "sub"]\n\tpath = sub\n\turl = file://{root / "clone_sub"}\n'}
+    origin = _origin_repo(root, "clone_origin", files)
+    for key, value in (("uploadpack.packObjectsHook", str(evil)), ("core.fsmonitor", str(evil)),
+                       ("filter.evil.smudge", str(evil)), ("filter.evil.process", str(evil))):
+        _git(origin, "config", key, value)
+    _marker_script(origin / ".git" / "hooks" / "post-checkout", marker)
+    source = f"file://{origin}"
+    from benchsmith.records import RepoSpec
+    from benchsmith.sources import repo_name
+
+    name = repo_name(RepoSpec.parse(source))
+    return HygieneCase(name, source, items={f"{name}/broken.py": Reason.SYNTAX_ERROR}, markers=[marker],
+                       examples_from={"pkg/b.py": 2})
+
+
+def _tar_add(tf: tarfile.TarFile, name: str, data: bytes = b"", kind: bytes = tarfile.REGTYPE, link: str = "",
+             size: int | None = None) -> None:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    info.size = len(data) if size is None else size
+    info.mode = 0o644
+    if kind in (tarfile.CHRTYPE, tarfile.BLKTYPE):
+        info.devmajor, info.devminor = 1, 3
+    src = io.BytesIO(data) if size is None else _Zeros(size)
+    tf.addfile(info, src if info.size else None)
+
+
+def _pkg_members(tf: tarfile.TarFile, top: str, which=("__init__.py", "a.py", "b.py")) -> None:
+    texts = {"__init__.py": "", "a.py": PKG_A, "b.py": PKG_B.format(pkg="pkg")}
+    for name in which:
+        _tar_add(tf, f"{top}/pkg/{name}", texts[name].encode())
+
+
+def make_tar_big_member(root: Path, size: int = 100 * 1024 * 1024) -> HygieneCase:
+    """A member over the per-member budget in the middle of a .tar.gz: recorded, not counted towards the total,
+    and every member after it still extracted."""
+    path = root / "tar_big-1.0.tar.gz"
+    with tarfile.open(path, "w:gz", compresslevel=1) as tf:
+        _pkg_members(tf, "tar_big-1.0", ("__init__.py", "a.py"))
+        _tar_add(tf, "tar_big-1.0/pkg/huge.py", size=size)
+        _pkg_members(tf, "tar_big-1.0", ("b.py",))
+    return HygieneCase("tar_big-1.0", str(path),
+                       items={"tar_big-1.0/tar_big-1.0/pkg/huge.py": Reason.ARCHIVE_MEMBER_TOO_LARGE},
+                       examples_from={"pkg/b.py": 2})
+
+
+def make_tar_bz2_bomb(root: Path, size: int = 320 * 1024 * 1024) -> HygieneCase:
+    """A few hundred bytes of .tar.bz2 holding a 320 MiB member: reaching what follows it means decompressing it
+    all, past the skip budget, so extraction ends there with the reason; what came before is analysed."""
+    path = root / "tar_bomb-1.0.tar.bz2"
+    with tarfile.open(path, "w:bz2") as tf:
+        _pkg_members(tf, "tar_bomb-1.0")
+        _tar_add(tf, "tar_bomb-1.0/pkg/bomb.py", size=size)
+        _tar_add(tf, "tar_bomb-1.0/pkg/late.py", b"LATE = 1\n")
+    return HygieneCase("tar_bomb-1.0", str(path),
+                       items={"tar_bomb-1.0/tar_bomb-1.0/pkg/bomb.py": Reason.ARCHIVE_MEMBER_TOO_LARGE,
+                              "tar_bomb-1.0": Reason.ARCHIVE_BUDGET_EXCEEDED},
+                       examples_from={"pkg/b.py": 2})
+
+
+def make_tar_links_and_devices(root: Path) -> HygieneCase:
+    """Symbolic and hard links, character and block devices, a FIFO and a duplicate path, all recorded."""
+    path = root / "tar_special-1.0.tar.gz"
+    top = "tar_special-1.0"
+    with tarfile.open(path, "w:gz") as tf:
+        _pkg_members(tf, top)
+        _tar_add(tf, f"{top}/pkg/sym.py", kind=tarfile.SYMTYPE, link="a.py")
+        _tar_add(tf, f"{top}/pkg/hard.py", kind=tarfile.LNKTYPE, link=f"{top}/pkg/a.py")
+        _tar_add(tf, f"{top}/pkg/null.py", kind=tarfile.CHRTYPE)
+        _tar_add(tf, f"{top}/pkg/disk.py", kind=tarfile.BLKTYPE)
+        _tar_add(tf, f"{top}/pkg/pipe.py", kind=tarfile.FIFOTYPE)
+        _tar_add(tf, f"{top}/pkg/a.py", b"PWNED = 1\n")  # a second a.py: the first one is kept
+    items = {f"{top}/{top}/pkg/sym.py": Reason.ARCHIVE_LINK, f"{top}/{top}/pkg/hard.py": Reason.ARCHIVE_LINK,
+             f"{top}/{top}/pkg/null.py": Reason.ARCHIVE_SPECIAL_MEMBER,
+             f"{top}/{top}/pkg/disk.py": Reason.ARCHIVE_SPECIAL_MEMBER,
+             f"{top}/{top}/pkg/pipe.py": Reason.ARCHIVE_SPECIAL_MEMBER,
+             f"{top}/{top}/pkg/a.py": Reason.ARCHIVE_DUPLICATE_MEMBER}
+    return HygieneCase(top, str(path), items=items, examples_from={"pkg/b.py": 2})
+
+
+def make_zip_links_and_budget(root: Path, size: int = 80 * 1024 * 1024) -> HygieneCase:
+    """A zip with a symlink entry, a duplicate name, a member that declares more than the member budget and a
+    file where an earlier member made a directory: each recorded, the package still analysed."""
+    path = root / "zip_special-1.0.zip"
+    top = "zip_special-1.0"
+    import warnings
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the duplicate name is the point
+        zf.writestr(f"{top}/pkg/__init__.py", "")
+        zf.writestr(f"{top}/pkg/a.py", PKG_A)
+        zf.writestr(f"{top}/pkg/b.py", PKG_B.format(pkg="pkg"))
+        link = zipfile.ZipInfo(f"{top}/pkg/link.py")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+        zf.writestr(f"{top}/pkg/a.py", "PWNED = 1\n")
+        with zf.open(zipfile.ZipInfo(f"{top}/pkg/huge.py"), "w", force_zip64=True) as fh:
+            block = bytes(1024 * 1024)
+            for _ in range(size // len(block)):
+                fh.write(block)
+        zf.writestr(f"{top}/pkg/__init__.py/x.py", "X = 1\n")  # under a path that is a file
+    items = {f"{top}/{top}/pkg/link.py": Reason.ARCHIVE_LINK, f"{top}/{top}/pkg/a.py": Reason.ARCHIVE_DUPLICATE_MEMBER,
+             f"{top}/{top}/pkg/huge.py": Reason.ARCHIVE_MEMBER_TOO_LARGE,
+             f"{top}/{top}/pkg/__init__.py/x.py": Reason.ARCHIVE_DUPLICATE_MEMBER}
+    return HygieneCase(top, str(path), items=items, examples_from={"pkg/b.py": 2})
+
+
+def make_line_separators(root: Path) -> HygieneCase:
+    """One file per character Python does not end a line at (and lone CR, CRLF, a mix), each before the uses:
+    every use must still become an example whose parts put back together are the file."""
+    repo = root / "line_separators"
+    _package(repo)
+    files = {}
+    for k, (key, ch) in enumerate(LINE_SEPARATORS.items(), start=10):  # distinct groundtruths
+        files[f"pkg/u_{key}.py"] = PKG_USES.format(pkg="pkg", k=k, junk=f"# before {ch} the uses\nS = 'in {ch} a str'")
+    k = 10 + len(files)
+    files["pkg/u_ff_line.py"] = PKG_USES.format(pkg="pkg", k=k, junk="\x0c")
+    files["pkg/u_crlf.py"] = PKG_USES.format(pkg="pkg", k=k + 1, junk="# crlf").replace("\n", "\r\n")
+    files["pkg/u_cr.py"] = PKG_USES.format(pkg="pkg", k=k + 2, junk="# lone cr").replace("\n", "\r")
+    files["pkg/u_mixed.py"] = ("\x0c# \u2028\x85\r\n\"\"\"Mixed.\"\"\"\rimport os\nimport sys\r\nimport pkg.a\r# \u2029\n"
+                               "\rDEBUG = os.sep, sys.argv\r\rdef main():\r\n    s = '\u2028\u00e9'; box = pkg.a.Box().grow(99)\r"
+                               "    return pkg.a.total([\r        1, 2])\n")
+    for rel, text in files.items():
+        with open(repo / rel, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    (repo / "broken.py").write_text("def x(:\n")
+    return HygieneCase("line_separators", str(repo), items={"line_separators/broken.py": Reason.SYNTAX_ERROR},
+                       examples_from={rel: 2 for rel in files})
+
+
+CS_LIB = """namespace Shop.Lib
+{
+    public class Cart
+    {
+        public int Total(int[] xs) { int s = 0; foreach (var x in xs) s += x; return s; }
+        public static Cart Make() { return new Cart(); }
+    }
+}
+"""
+CS_APP = """using Shop.Lib;
+
+namespace Shop.App
+{
+    public class Program
+    {
+        public static int Run()
+        {
+            var cart = Cart.Make();
+            int n = cart.Total(new int[] { 1, 2, 3 });
+            return n;
+        }
+    }
+}
+"""
+JAVA_CART = """package shop.lib;
+
+public class Cart {
+    public int total(int[] xs) {
+        int s = 0;
+        for (int x : xs) {
+            s += x;
+        }
+        return s;
+    }
+
+    public static Cart make() {
+        return new Cart();
+    }
+}
+"""
+JAVA_APP = """package shop.app;
+
+import shop.lib.Cart;
+
+public class App {
+    public static int run() {
+        Cart cart = Cart.make();
+        int n = cart.total(new int[] {1, 2, 3});
+        return n;
+    }
+}
+"""
+
+
+def make_csharp_control(root: Path) -> HygieneCase:
+    repo = root / "cs_control"
+    repo.mkdir()
+    (repo / "Lib.cs").write_text(CS_LIB)
+    (repo / "App.cs").write_text(CS_APP)
+    return HygieneCase("cs_control", str(repo), "csharp", examples_from={"App.cs": 1})
+
+
+def make_csharp_cr_injection(root: Path) -> HygieneCase:
+    """A directory named ``Lib.cs\\r-out:`` + the absolute path of a directory outside: in mcs's response file the
+    \\r ends the line, so the rest became ``-out:<outside>/EVIL.cs`` and mcs wrote its DLL there."""
+    repo = root / "cs_cr_inject"
+    repo.mkdir()
+    (repo / "Lib.cs").write_text(CS_LIB)
+    (repo / "App.cs").write_text(CS_APP)
+    target = root / "cs_outside"
+    target.mkdir()
+    evil_dir = Path(str(repo / "Lib.cs") + "\r-out:" + str(target))
+    evil_dir.mkdir(parents=True)
+    (evil_dir / "EVIL.cs").write_text("namespace Evil { public class E {} }\n")
+    rel = os.path.relpath(evil_dir / "EVIL.cs", repo)
+    return HygieneCase("cs_cr_inject", str(repo), "csharp", items={f"cs_cr_inject/{rel}": Reason.UNSAFE_FILE_NAME},
+                       markers=[target / "EVIL.cs", target / 'EVIL.cs"'], examples_from={"App.cs": 1})
+
+
+def make_java_control(root: Path, name: str = "java_control") -> HygieneCase:
+    repo = root / name
+    (repo / "shop" / "lib").mkdir(parents=True)
+    (repo / "shop" / "app").mkdir(parents=True)
+    (repo / "shop" / "lib" / "Cart.java").write_text(JAVA_CART)
+    (repo / "shop" / "app" / "App.java").write_text(JAVA_APP)
+    return HygieneCase(name, str(repo), "java", examples_from={"shop/app/App.java": 1})
+
+
+def make_java_cr_listfile(root: Path, outside: Path) -> HygieneCase:
+    """``App.java\\r`` + an absolute path: the javac driver's file list (one name per line, and Java's readLine
+    ends a line at \\r) would name a file outside the repository."""
+    case = make_java_control(root, "java_cr")
+    repo = Path(case.source)
+    secret = outside / "Secret.java"
+    secret.write_text(f'package shop.app;\npublic class Secret {{ String s = "{SECRET.strip()}"; '
+                      f"int n = shop.lib.Cart.make().total(null); }}\n")
+    evil_dir = Path(str(repo / "shop" / "app" / "App.java") + "\r" + str(outside))
+    evil_dir.mkdir(parents=True)
+    (evil_dir / "Secret.java").write_text(secret.read_text())
+    rel = os.path.relpath(evil_dir / "Secret.java", repo)
+    return HygieneCase("java_cr", str(repo), "java", items={f"java_cr/{rel}": Reason.UNSAFE_FILE_NAME},
+                       examples_from={"shop/app/App.java": 1})
+
+
+GO_LIB = """package lib
+
+func Total(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func NewBox() int { return 3 }
+"""
+GO_MAIN = """package main
+
+import (
+	"fmt"
+
+	"example.com/m/lib"
+)
+
+//line generated.y:100
+func main() {
+	box := lib.NewBox()
+	/*line other.go:7:3*/ n := lib.Total([]int{1, 2})
+	fmt.Println(box, n, "//line in a string:1")
+}
+"""
+GO_BROKEN = """package main
+
+//line fake.go:500
+func broken( {
+}
+"""
+
+
+def make_go_control(root: Path) -> HygieneCase:
+    repo = root / "go_control"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "go.mod").write_text("module example.com/m\n\ngo 1.18\n")
+    (repo / "lib" / "lib.go").write_text(GO_LIB)
+    (repo / "main.go").write_text("\n".join(ln for ln in GO_MAIN.splitlines() if not ln.startswith("//line"))
+                                  .replace("/*line other.go:7:3*/ ", "") + "\n")
+    return HygieneCase("go_control", str(repo), "go", examples_from={"main.go": 2})
+
+
+def make_go_line_directives(root: Path) -> HygieneCase:
+    """``//line`` and ``/*line`` directives before the uses, and before a syntax error: positions (and the
+    error's line) are the file's own."""
+    repo = root / "go_line"
+    (repo / "lib").mkdir(parents=True)
+    (repo / "go.mod").write_text("module example.com/m\n\ngo 1.18\n")
+    (repo / "lib" / "lib.go").write_text(GO_LIB)
+    (repo / "main.go").write_text(GO_MAIN)
+    (repo / "broken.go").write_text(GO_BROKEN)
+    return HygieneCase("go_line", str(repo), "go", items={"go_line/broken.go": Reason.SYNTAX_ERROR},
+                       examples_from={"main.go": 2})
+
+
+def make_hygiene_suite(root: Path, outside: Path) -> list[HygieneCase]:
+    """Every input-hygiene case; build each language's cases in one run (``HygieneCase.language``)."""
+    root.mkdir(parents=True, exist_ok=True)
+    return [
+        make_unsafe_names(root),
+        make_signed_root_commit(root),
+        make_pin_looks_like_option(root),
+        make_pin_not_hex(root),
+        make_clone_with_hostile_attributes(root),
+        make_tar_big_member(root),
+        make_tar_bz2_bomb(root),
+        make_tar_links_and_devices(root),
+        make_zip_links_and_budget(root),
+        make_line_separators(root),
+        make_csharp_control(root),
+        make_csharp_cr_injection(root),
+        make_java_control(root),
+        make_java_cr_listfile(root, outside),
+        make_go_control(root),
+        make_go_line_directives(root),
+    ]
