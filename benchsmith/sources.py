@@ -1,8 +1,15 @@
 """Repository sources: a local directory (git or not), a git URL (``URL@COMMIT`` pins a commit), or a
-``.tar.gz``/``.tgz``/``.zip`` archive such as a PyPI sdist or an npm tarball.
+``.tar.gz``/``.tgz``/``.tar.bz2``/``.tar.xz``/``.tar``/``.zip`` archive such as a PyPI sdist or an npm tarball.
 
-Archives are extracted member by member with every path checked (no ``..``, no absolute paths, no links, no
-devices), so a zip-slip archive is refused with a recorded reason instead of writing outside the work directory.
+Everything a source holds is untrusted (SECURITY.md):
+- git runs under ``git_environment()``: no system or user configuration, command-scope settings that switch off
+  hooks, fsmonitor, signature programs, pagers, credential helpers, filters and submodule recursion, and only the
+  transport the user's URL names; a pinned commit must be hex (``commit_invalid``);
+- archives are extracted member by member with every path checked (no ``..``, no absolute paths), so a zip-slip
+  archive is refused with a recorded reason instead of writing outside the work directory; links, devices,
+  duplicates and members over the ``ArchiveBudget`` are recorded on the ``Checkout`` and never materialised;
+- ``source_identity`` says what a repository's results depend on (commit, archive hash, directory digest), which
+  the build keys its resumable shards by.
 """
 
 from __future__ import annotations

@@ -83,7 +83,8 @@ def test_specific_files_are_excluded_with_their_reason(hostile):
         ("binary_files/truncated.py", Reason.NOT_UTF8), ("long_file/long.py", Reason.FILE_TOO_LARGE),
         ("deep_nesting/pkg/unary.py", Reason.SYNTAX_ERROR), ("deep_nesting/pkg/chain.py", Reason.SYNTAX_ERROR),
         ("deep_nesting/pkg/parens.py", Reason.SYNTAX_ERROR), ("odd_names/fifo.py", Reason.UNSAFE_PATH),
-        ("odd_names/new\nline.py", Reason.UNSAFE_PATH),
+        ("odd_names/new\nline.py", Reason.UNSAFE_FILE_NAME), ("odd_names/-rf.py", Reason.UNSAFE_FILE_NAME),
+        ("odd_names/dir with spaces/and\ttab/m.py", Reason.UNSAFE_FILE_NAME),
     ]:
         assert (item, str(reason)) in excluded, f"{item}: expected {reason}"
 
