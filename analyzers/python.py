@@ -459,6 +459,10 @@ class PythonAnalyzer(Analyzer):
                 plain_lines[d.file] = python_lines(plain[d.file])
                 numbering[d.file] = LineNumbering(plain[d.file])
             ref = self._to_ref(d, stubbed[d.file], index, plain_lines[d.file])
+            if isinstance(ref, str):  # a use of a stub whose position does not hold its name: a lost example
+                result.exclusions.append(Exclusion(f"{repo}/{d.file}:{d.line + 1}:{d.column + 1}", Stage.ANALYZER,
+                                                   Reason.CURSOR_NOT_FOUND, ref, repo))
+                continue
             if ref is None:
                 unattributed += 1
                 continue
@@ -482,7 +486,9 @@ class PythonAnalyzer(Analyzer):
         return result
 
     @staticmethod
-    def _to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]) -> CrossFileRef | None:
+    def _to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]) -> CrossFileRef | str | None:
+        """The reference a new diagnostic reveals; None when it is no use of a project name; a reason (str) when
+        it is one but pylint's position does not hold the name (recorded, never silently dropped)."""
         if d.code == "E1101":
             m = _OWNER_RE.match(d.message)
             if not m or d.end_line is None or d.end_column is None:
@@ -493,7 +499,7 @@ class PythonAnalyzer(Analyzer):
                 return None
             line, col = d.end_line, d.end_column - len(member)
             if not (0 <= line < len(lines)) or lines[line][col : col + len(member)] != member:
-                return None
+                return f"pylint places {owner}.{member} at {line + 1}:{col + 1}, which does not hold {member!r}"
             binding = _pick(candidates, member, index)
             return CrossFileRef(d.file, line, col, member, owner, binding.defining_file, d.code, d.message)
         if d.code == "E0602":
