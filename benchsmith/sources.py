@@ -98,6 +98,9 @@ def git_environment(allow_protocols: tuple[str, ...] = ()) -> dict[str, str]:
         ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
         ("submodule.recurse", "false"), ("fetch.recurseSubmodules", "false"),
         ("gc.auto", "0"), ("maintenance.auto", "false"), ("protocol.allow", "never"),
+        # the programs run for a remote and for alternates: the defaults, whatever a config file says
+        ("remote.origin.uploadpack", "git-upload-pack"), ("remote.origin.receivepack", "git-receive-pack"),
+        ("core.alternateRefsCommand", "true"),
     ]
     config += [(f"protocol.{p}.allow", "always") for p in allow_protocols]
     env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
