@@ -499,8 +499,12 @@ def extract_archive(archive: Path, dest: Path, *, budget: ArchiveBudget = Archiv
         shutil.rmtree(dest, ignore_errors=True)
         raise
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError, ValueError, zlib.error, lzma_error()) as exc:
-        shutil.rmtree(dest, ignore_errors=True)
-        raise SourceError(Reason.ARCHIVE_INVALID, f"{archive.name}: {exc}") from None
+        if not job.seen:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise SourceError(Reason.ARCHIVE_INVALID, f"{archive.name}: {exc}") from None
+        # A stream that breaks (truncated, corrupt) after some members: those were read whole and are kept.
+        job.skip("", Reason.ARCHIVE_INVALID, f"{archive.name}: extraction stopped after {len(job.seen)} files: "
+                 f"{type(exc).__name__}: {exc}")
     entries = [p for p in dest.iterdir()]
     if len(entries) == 1 and entries[0].is_dir():
         return entries[0]

@@ -331,3 +331,18 @@ def test_a_use_whose_position_does_not_hold_its_name_is_a_reason_not_silence():
     assert good.symbol == "Box" and (good.line, good.column) == (1, 10)
     moved = PythonAnalyzer._to_ref(Diagnostic("pkg/b.py", 1, 4, "E1101", msg, 1, 12), stubs, index, lines)
     assert isinstance(moved, str) and "does not hold 'Box'" in moved
+
+
+def test_truncated_archive_keeps_what_was_read_and_says_why(tmp_path):
+    good = _tar(tmp_path / "t.tar.gz", [("p/a.py", b"A = 1\n"), ("p/big.py", 4 * 1024 * 1024)])
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    skipped: list[ArchiveSkip] = []
+    root = extract_archive(cut, tmp_path / "x", skipped=skipped)
+    assert (root / "a.py").read_text() == "A = 1\n" and not (root / "big.py").exists()
+    assert [(s.member, s.reason) for s in skipped] == [("", Reason.ARCHIVE_INVALID)]
+    empty = tmp_path / "junk.tar.gz"
+    empty.write_bytes(b"\x1f\x8b not really gzip")
+    with pytest.raises(SourceError) as err:
+        extract_archive(empty, tmp_path / "y")
+    assert err.value.reason is Reason.ARCHIVE_INVALID
