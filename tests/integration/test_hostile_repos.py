@@ -393,3 +393,12 @@ def test_resume_is_keyed_by_identity_not_basename(tmp_path):
     (r2 / "pkg" / "b.py").write_text(f"{HEADER}def main():\n    return pkg.a.second_total([4, 5])\n")
     third, _ = build_once(r2)
     assert [ex["groundtruth"] for ex in third] == ["second_total([4, 5])"], "a changed repository was resumed"
+
+
+@pytest.mark.parametrize("language", sorted(_TOOL_FOR))
+def test_hygiene_cases_of_each_language_were_built(hygiene, language):
+    """A language whose toolchain is missing here is a visible skip, not a silently smaller suite."""
+    _root, cases, outs, _names, _before, _alone, skipped = hygiene
+    if language not in outs:
+        pytest.skip(f"hygiene cases for {language} not built: {', '.join(skipped)}")
+    assert any(c.language == language for c in cases)
