@@ -15,6 +15,7 @@ Everything a source holds is untrusted (SECURITY.md):
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
 import os
 import re
@@ -428,12 +429,20 @@ class _Extraction:
         if self.members > self.budget.max_members:
             raise _OverBudget(f"more than {self.budget.max_members} members; the rest were not read")
 
+    def cannot_create(self, name: str, exc: OSError) -> None:
+        """A member whose path cannot be created: one an earlier member took (a file where a directory goes, or
+        the reverse), or one the file system refuses (a name too long)."""
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR, errno.EISDIR):
+            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, f"its path conflicts with an earlier member: "
+                      f"{exc.strerror}")
+        else:
+            self.skip(name, Reason.ARCHIVE_INVALID, f"cannot be created here: {exc.strerror}")
+
     def mkdir(self, name: str, rel: PurePosixPath) -> None:
         try:
             (self.dest / rel).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, f"directory conflicts with an earlier member: "
-                      f"{exc.strerror}")
+            self.cannot_create(name, exc)
 
     def write(self, name: str, rel: PurePosixPath, src, limit: int) -> None:
         """Copy at most ``limit`` bytes (the member budget, whatever the member declares) from ``src``."""
@@ -442,8 +451,7 @@ class _Extraction:
             out.parent.mkdir(parents=True, exist_ok=True)
             fh = open(out, "xb")
         except OSError as exc:
-            self.skip(name, Reason.ARCHIVE_DUPLICATE_MEMBER, f"path conflicts with an earlier member: "
-                      f"{exc.strerror}")
+            self.cannot_create(name, exc)
             return
         written = 0
         try:
