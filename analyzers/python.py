@@ -460,7 +460,8 @@ class PythonAnalyzer(Analyzer):
                 numbering[d.file] = LineNumbering(plain[d.file])
             ref = self._to_ref(d, stubbed[d.file], index, plain_lines[d.file])
             if isinstance(ref, str):  # a use of a stub whose position does not hold its name: a lost example
-                result.exclusions.append(Exclusion(f"{repo}/{d.file}:{d.line + 1}:{d.column + 1}", Stage.ANALYZER,
+                line, col = numbering[d.file].to_lf(d.line, d.column)
+                result.exclusions.append(Exclusion(f"{repo}/{d.file}:{line + 1}:{col + 1}", Stage.ANALYZER,
                                                    Reason.CURSOR_NOT_FOUND, ref, repo))
                 continue
             if ref is None:
