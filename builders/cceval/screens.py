@@ -1,0 +1,385 @@
+"""Predictability screens that need no model: drop examples whose groundtruth the current file already gives away.
+
+CrossCodeEval keeps an example only if cross-file context is needed to complete it; the paper screens with a 1B
+code model.  These screens are deterministic, cheap proxies for "a competent developer could write the exact
+groundtruth from the current file alone", each a small class with its own ``Reason``:
+
+- ``InFileCopy``: an in-file copy predictor.  Continue the prompt with what followed the most recent earlier
+  occurrence of the longest suffix of the prompt that occurs earlier (an LZ77-style copy); predictable when that
+  continuation starts with the groundtruth, exactly or after whitespace normalisation.
+- ``KnownVocabulary``: every identifier of the groundtruth already occurs in the file before the cursor (code,
+  comments or strings; import statements aside), and every string or number literal occurs there as a literal
+  (single-digit integers always count as known).  Nothing in the groundtruth is new, so the file, not another
+  file, supplies it: this is what "the same call with the same arguments earlier, an obvious repeated pattern"
+  looks like token by token.
+- ``EnclosingEcho``: the groundtruth's first name echoes the name of an enclosing definition or of a line the
+  cursor is nested in (``def test_http_date(value, expect): assert http.`` -> ``http_date(value) == expect``;
+  ``if (isCallerSensitive(m)) modifiers |= ModifierCode.`` -> ``CALLER_SENSITIVE.value;``), compared
+  case-insensitively without underscores, and the rest of the groundtruth is known vocabulary.
+- ``ImportedVocabulary`` (strict): ``KnownVocabulary`` counting names that only occur in import statements.
+- ``FirstNameSeen`` (strict): the groundtruth's first name (the cross-file API) already occurs before the cursor,
+  imports aside.  Broad: an API the file already uses is rarely what makes an example hard.
+
+Every screen reads only the prompt (the left context a model sees in the in-file setting) and the groundtruth;
+none reads the right context or another file.  Profiles (``ScreenProfile``) name the sets a build applies; the
+figures that chose them are in ``bench/annotations.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+from benchsmith.enums import StrEnum
+from benchsmith.pipeline import Filter
+from benchsmith.records import CompletionExample, Language, Reason, Stage
+
+# ------------------------------------------------------------------------------------------------ a small lexer
+
+
+class Tok(StrEnum):
+    IDENT = "ident"
+    STRING = "string"
+    NUMBER = "number"
+    COMMENT = "comment"
+    PUNCT = "punct"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: Tok
+    text: str
+
+
+# One lexer for every language: screens compare token texts, so a shared approximation is enough and keeps new
+# languages working without code here.  Strings are one token (prefixes, verbatim and template strings included),
+# comments are kept apart so that they count as vocabulary but never as code.
+_STRING_C = r'@?"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|`(?:\\.|[^`\\])*`?'
+_STRING_PY = r'[rbuRBUfF]{0,2}(?:"""(?:\\.|[^\\])*?(?:"""|\Z)|\'\'\'(?:\\.|[^\\])*?(?:\'\'\'|\Z)|' \
+             r'"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?)'
+_IDENT = r"[^\W\d][\w$]*|\$[\w$]*"
+_NUMBER = r"\d[\w.]*"
+_LEXERS = {
+    "python": re.compile(rf"(?P<string>{_STRING_PY})|(?P<comment>#[^\n]*)|(?P<ident>{_IDENT})|(?P<number>{_NUMBER})"
+                         r"|(?P<punct>\S)", re.S),
+    "c": re.compile(rf"(?P<string>{_STRING_C})|(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))|(?P<ident>{_IDENT})"
+                    rf"|(?P<number>{_NUMBER})|(?P<punct>\S)", re.S),
+}
+_WORD = re.compile(_IDENT)
+
+
+def lex(text: str, language: str) -> list[Token]:
+    rx = _LEXERS["python" if language == Language.PYTHON.value else "c"]
+    return [Token(Tok(m.lastgroup), m.group()) for m in rx.finditer(text)]
+
+
+# Where an import statement starts; it runs on while the brackets it opened stay open (``from m import (``,
+# ``import {`` ... ``} from``, Go's ``import (``).
+_IMPORT_START = {
+    Language.PYTHON.value: re.compile(r"\s*(?:from\s+[\w.]+\s+)?import\b"),
+    Language.JAVA.value: re.compile(r"\s*import\b"),
+    Language.TYPESCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{|type\s*\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
+    Language.JAVASCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
+    Language.CSHARP.value: re.compile(r"\s*(?:global\s+)?using\s+(?:static\s+)?(?:\w+\s*=\s*)?[\w.<>, ]+;"),
+    Language.GO.value: re.compile(r"\s*import\b"),
+}
+
+
+def strip_imports(prompt: str, language: str) -> str:
+    """The prompt without its import statements (their lines become empty, so line numbers stay)."""
+    start = _IMPORT_START.get(language)
+    if start is None:
+        return prompt
+    lines = prompt.split("\n")
+    depth = 0
+    for i, line in enumerate(lines):
+        if depth > 0 or start.match(line):
+            depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+            depth = max(depth, 0)
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------ what the file knows
+
+
+class FileKnowledge:
+    """The vocabulary of a prompt: words (identifiers, also inside comments and strings) and literal tokens,
+    with and without the import statements.  Built once per example and shared by the screens."""
+
+    def __init__(self, prompt: str, language: str) -> None:
+        self.prompt = prompt
+        self.language = language
+        body = strip_imports(prompt, language)
+        self.words = set(_WORD.findall(body))
+        self.words_with_imports = self.words | set(_WORD.findall(prompt)) if body != prompt else self.words
+        self.code_tokens = [t for t in lex(prompt, language) if t.kind is not Tok.COMMENT]
+        self.literals = {t.text for t in lex(body, language) if t.kind in (Tok.STRING, Tok.NUMBER)}
+
+    @property
+    def last_line(self) -> str:
+        return self.prompt[self.prompt.rfind("\n") + 1:]
+
+    def outline(self) -> list[str]:
+        """The cursor's line and the lines it is nested in: going back, each non-empty line indented less than
+        every line seen so far (the enclosing ``if``/loop, method, class headers)."""
+        lines = self.prompt.split("\n")
+        out = [lines[-1]]
+        indent = _indent(lines[-1]) if lines[-1].strip() else len(lines[-1])
+        for line in reversed(lines[:-1]):
+            if not line.strip():
+                continue
+            ind = _indent(line)
+            if ind < indent:
+                out.append(line)
+                indent = ind
+                if ind == 0:
+                    break
+        return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def groundtruth_tokens(groundtruth: str, language: str) -> list[Token]:
+    return [t for t in lex(groundtruth, language) if t.kind is not Tok.COMMENT]
+
+
+def first_name(tokens: Iterable[Token]) -> str | None:
+    return next((t.text for t in tokens if t.kind is Tok.IDENT), None)
+
+
+_SMALL_INT = re.compile(r"\d")
+
+
+def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
+    """Tokens of the groundtruth the file before the cursor does not contain."""
+    words = known.words_with_imports if with_imports else known.words
+    missing = []
+    for t in tokens:
+        if t.kind is Tok.IDENT and t.text not in words:
+            missing.append(t.text)
+        elif t.kind is Tok.STRING and t.text not in known.literals:
+            missing.append(t.text)
+        elif t.kind is Tok.NUMBER and t.text not in known.literals and not _SMALL_INT.fullmatch(t.text):
+            missing.append(t.text)
+    return missing
+
+
+def _norm_name(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+# ------------------------------------------------------------------------------------------------- the screens
+
+
+class ScreenName(StrEnum):
+    COPY = "copy"
+    VOCABULARY = "vocabulary"
+    ECHO = "echo"
+    IMPORTED_VOCABULARY = "imported_vocabulary"
+    FIRST_NAME = "first_name"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reason: Reason
+    detail: str
+
+
+class Screen(Filter[CompletionExample]):
+    """A filter that drops an example the current file predicts.  ``judge`` decides from the prompt and the
+    groundtruth alone; subclasses implement ``_judge`` on the precomputed ``FileKnowledge``."""
+
+    stage = Stage.SCREEN
+    name: ScreenName
+    reason: Reason
+
+    def check(self, ex: CompletionExample):
+        verdict = self.judge(ex.prompt, ex.groundtruth, ex.metadata.language)
+        return None if verdict is None else (verdict.reason, verdict.detail)
+
+    def judge(self, prompt: str, groundtruth: str, language: str) -> Verdict | None:
+        tokens = groundtruth_tokens(groundtruth, language)
+        if not tokens:
+            return None
+        detail = self._judge(prompt, groundtruth, tokens, _knowledge(prompt, language))
+        return None if detail is None else Verdict(self.reason, detail)
+
+    def _judge(self, prompt: str, groundtruth: str, tokens: list[Token], known: FileKnowledge) -> str | None:
+        raise NotImplementedError  # pragma: no cover - interface
+
+
+@lru_cache(maxsize=8)
+def _knowledge(prompt: str, language: str) -> FileKnowledge:
+    # Several screens look at the same example one after the other: build its vocabulary once.
+    return FileKnowledge(prompt, language)
+
+
+class InFileCopy(Screen):
+    """An in-file copy predictor over tokens (comments and whitespace never matter): before each token of the
+    groundtruth, take the longest suffix of the token stream so far (the prompt, then the groundtruth up to that
+    token) that occurred earlier, and predict the token that followed its most recent occurrence.  Predictable
+    when the predictions are right except for at most a third of the tokens (at least one may differ), and
+    every token it gets wrong occurs before the cursor anyway: a repeated pattern with a known substitution
+    (``state = State.IN_QUOTE;`` above ``state = State.IN_SQUOTE;``)."""
+
+    name = ScreenName.COPY
+    reason = Reason.PREDICTABLE_BY_COPY
+    max_match = 256  # tokens of suffix looked for; longer repeats predict the same and cost time
+    max_miss_share = 1 / 3
+
+    def _judge(self, prompt, groundtruth, tokens, known):
+        stream = [t.text for t in known.code_tokens]
+        if not stream:
+            return None
+        ids: dict[str, int] = {}
+
+        def code(tok: str) -> str:  # one character per distinct token, so str.rfind searches sequences in C
+            return chr(0x100 + ids.setdefault(tok, len(ids)))
+
+        text = "".join(code(tok) for tok in stream)
+        allowed = max(1, int(len(tokens) * self.max_miss_share))
+        misses: list[Token] = []
+        for tok in tokens:
+            nxt = _copy_next(text, self.max_match)
+            c = code(tok.text)
+            if nxt is None or text[nxt] != c:
+                misses.append(tok)
+                if len(misses) > allowed:
+                    return None
+            text += c
+        if unknown_tokens(misses, known):
+            return None
+        if not misses:
+            return "copying what followed the earlier repeats gives the groundtruth"
+        return f"copying what followed the earlier repeats gives the groundtruth but {len(misses)} of " \
+               f"{len(tokens)} tokens, and those occur before the cursor"
+
+
+def _copy_next(text: str, max_match: int) -> int | None:
+    """Position of the character that followed the most recent earlier occurrence of the longest repeated suffix
+    of ``text``; None when not even the last character occurred before."""
+    n = len(text)
+    # Occurring earlier is monotone in the suffix length (a suffix of a repeated suffix repeats too): binary search.
+    lo, hi, at = 0, min(n - 1, max_match), -1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        pos = text.rfind(text[n - mid:], 0, n - 1)
+        if pos >= 0:
+            lo, at = mid, pos
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return None
+    return text.rfind(text[n - lo:], 0, n - 1) + lo
+
+
+class KnownVocabulary(Screen):
+    name = ScreenName.VOCABULARY
+    reason = Reason.GROUNDTRUTH_VOCABULARY_IN_FILE
+    with_imports = False
+
+    def _judge(self, prompt, groundtruth, tokens, known):
+        if not any(t.kind is Tok.IDENT for t in tokens):
+            return None
+        if unknown_tokens(tokens, known, self.with_imports):
+            return None
+        where = "before the cursor" if not self.with_imports else "before the cursor, imports included"
+        return f"every name and literal of the groundtruth occurs {where}"
+
+
+class ImportedVocabulary(KnownVocabulary):
+    name = ScreenName.IMPORTED_VOCABULARY
+    reason = Reason.GROUNDTRUTH_VOCABULARY_WITH_IMPORTS
+    with_imports = True
+
+
+class EnclosingEcho(Screen):
+    """The first name repeats a name on the cursor's line or a line it is nested in (the method header, the
+    ``if`` around it), or is what a test, predicate or accessor there is named after (``test_http_date`` ->
+    ``http_date``, ``isCallerSensitive`` -> ``CALLER_SENSITIVE``, compared without case and underscores), and
+    the rest of the groundtruth occurs before the cursor."""
+
+    name = ScreenName.ECHO
+    reason = Reason.ECHOES_ENCLOSING_NAME
+    prefixes = ("test", "is", "get", "set", "has")
+    min_chars = 4  # after a prefix, shorter names (id, x) echo by chance
+
+    def _judge(self, prompt, groundtruth, tokens, known):
+        first = first_name(tokens)
+        if first is None:
+            return None
+        key = _norm_name(first)
+        host = None
+        for line in known.outline():
+            for t in lex(line, known.language):
+                if t.kind is Tok.IDENT and (t.text == first or (
+                        len(key) >= self.min_chars and _norm_name(t.text) in {p + key for p in self.prefixes})):
+                    host = t.text
+                    break
+            if host is not None:
+                break
+        if host is None:
+            return None
+        rest = tokens[next(i for i, t in enumerate(tokens) if t.kind is Tok.IDENT) + 1:]
+        if unknown_tokens(rest, known):
+            return None
+        return f"{first!r} echoes {host!r} on an enclosing line and the rest of the groundtruth occurs before the " \
+               "cursor"
+
+
+class FirstNameSeen(Screen):
+    name = ScreenName.FIRST_NAME
+    reason = Reason.FIRST_NAME_IN_FILE
+
+    def _judge(self, prompt, groundtruth, tokens, known):
+        first = first_name(tokens)
+        if first is None or first not in known.words:
+            return None
+        return f"{first!r} already occurs before the cursor (imports aside)"
+
+
+SCREENS: dict[ScreenName, type[Screen]] = {
+    ScreenName.COPY: InFileCopy,
+    ScreenName.VOCABULARY: KnownVocabulary,
+    ScreenName.ECHO: EnclosingEcho,
+    ScreenName.IMPORTED_VOCABULARY: ImportedVocabulary,
+    ScreenName.FIRST_NAME: FirstNameSeen,
+}
+
+
+class ScreenProfile(StrEnum):
+    """Which screens a build applies.  ``none``: the paper's filters only (replication); ``default``: the screens
+    that are precise on the annotated development set; ``strict``: all of them."""
+
+    NONE = "none"
+    DEFAULT = "default"
+    STRICT = "strict"
+
+
+PROFILES: dict[ScreenProfile, tuple[ScreenName, ...]] = {
+    ScreenProfile.NONE: (),
+    ScreenProfile.DEFAULT: (ScreenName.COPY, ScreenName.VOCABULARY, ScreenName.ECHO),
+    ScreenProfile.STRICT: (ScreenName.COPY, ScreenName.VOCABULARY, ScreenName.ECHO, ScreenName.IMPORTED_VOCABULARY,
+                           ScreenName.FIRST_NAME),
+}
+
+
+def profile_screens(profile: ScreenProfile | str, counter=None) -> list[Screen]:
+    """The screens of ``profile`` in the order they apply (an example dropped by one is counted under its
+    reason only)."""
+    return [SCREENS[name](counter) for name in PROFILES[ScreenProfile(profile)]]
+
+
+def judge_all(prompt: str, groundtruth: str, language: str) -> dict[ScreenName, Verdict | None]:
+    """Every screen's verdict on one example, each on its own (for audits and measurements)."""
+    return {name: cls().judge(prompt, groundtruth, language) for name, cls in SCREENS.items()}
+
+
+def profile_drops(verdicts: dict[ScreenName, Verdict | None], profile: ScreenProfile | str) -> ScreenName | None:
+    """The screen of ``profile`` that drops an example with these verdicts (the first in profile order)."""
+    return next((name for name in PROFILES[ScreenProfile(profile)] if verdicts.get(name) is not None), None)
