@@ -130,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     summary = build(config, progress=not args.quiet)
+    from benchsmith.builders.cceval.audit import write_audits
+
+    write_audits(summary.output_dir)  # <lang>/audit.json, shown in the card
     # The card first: a push to the hub must carry it.
     if not args.no_card:
         from benchsmith.builders.cceval.card import write_card
