@@ -117,6 +117,7 @@ class FileKnowledge:
         self.words_with_imports = self.words | set(_WORD.findall(prompt)) if body != prompt else self.words
         self.code_tokens = [t for t in lex(prompt, language) if t.kind is not Tok.COMMENT]
         self.literals = {t.text for t in lex(body, language) if t.kind in (Tok.STRING, Tok.NUMBER)}
+        self.keywords = set(keyword_arguments(self.code_tokens))
 
     @property
     def last_line(self) -> str:
@@ -155,10 +156,21 @@ def first_name(tokens: Iterable[Token]) -> str | None:
 _SMALL_INT = re.compile(r"\d")
 
 
+def keyword_arguments(tokens: list[Token]) -> Iterable[str]:
+    """Names used as keyword arguments or named parameters: ``(`` or ``,``, a name, then ``=`` (not ``==``).
+    Which keywords a callee takes is knowledge of its definition, so a name that occurs before the cursor only
+    in another role does not make a keyword argument known."""
+    for i in range(1, len(tokens) - 1):
+        t = tokens[i]
+        if t.kind is Tok.IDENT and tokens[i - 1].text in ("(", ",") and tokens[i + 1].text == "=" and (
+                i + 2 >= len(tokens) or tokens[i + 2].text not in ("=", ">")):
+            yield t.text
+
+
 def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
     """Tokens of the groundtruth the file before the cursor does not contain."""
     words = known.words_with_imports if with_imports else known.words
-    missing = []
+    missing = [k for k in keyword_arguments(tokens) if k not in known.keywords]
     for t in tokens:
         if t.kind is Tok.IDENT and t.text not in words:
             missing.append(t.text)
