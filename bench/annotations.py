@@ -69,9 +69,9 @@ def extract(source: Source, work: Path) -> Path:
     return root
 
 
-def locate(ann: dict, root: Path) -> str | None:
-    """The prompt of an annotated example: the file's text before the groundtruth on its line (None if the
-    groundtruth is not there)."""
+def locate(ann: dict, root: Path) -> tuple[str, str] | None:
+    """The prompt of an annotated example -- the file's text before the groundtruth on its line -- and the text
+    from there on (None if the groundtruth is not there)."""
     path = root / ann["file"]
     if not path.is_file():
         return None
@@ -85,7 +85,7 @@ def locate(ann: dict, root: Path) -> str | None:
     # The cursor sits right before a name: never inside another identifier.
     hits = [c for c in range(len(line) + 1) if text.startswith(gt, start + c)
             and (c == 0 or not (line[c - 1].isalnum() or line[c - 1] in "_$"))]
-    return text[: start + hits[-1]] if hits else None
+    return (text[: start + hits[-1]], text[start + hits[-1]:]) if hits else None
 
 
 def build_split(language: str, root: Path, out: Path) -> Path:
@@ -133,18 +133,18 @@ def main(argv: list[str] | None = None) -> int:
 
     located = []
     for ann in anns:
-        prompt = locate(ann, roots[ann["source"]])
-        if prompt is None:
+        found = locate(ann, roots[ann["source"]])
+        if found is None:
             print(f"not found in the original file: {ann['id']} {ann['file']}:{ann['groundtruth_start_lineno'] + 1}")
             continue
-        located.append((ann, prompt))
+        located.append((ann, *found))
     print(f"located {len(located)}/{len(anns)} annotated examples in the original files")
 
     matched: dict[str, tuple[int, int]] = {}
     if not args.no_build:
         out = args.builds or Path(tempfile.mkdtemp(prefix="bench-annotations-"))
         for lang in langs:
-            lang_anns = [(a, p) for a, p in located if a["language"] == lang]
+            lang_anns = [(a, p) for a, p, _ in located if a["language"] == lang]
             src = lang_anns[0][0]["source"] if lang_anns else None
             if src is None:
                 continue
@@ -160,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{lang} {h}/{n}" for lang, (h, n) in matched.items())
             + f"; total {sum(h for h, _ in matched.values())}/{sum(n for _, n in matched.values())}")
 
-    verdicts = [(a, judge_all(p, a["groundtruth"], a["language"])) for a, p in located]
+    # The rest of the file only lets one file's examples share an index; the screens never read past the cursor.
+    verdicts = [(a, judge_all(p, a["groundtruth"], a["language"], rest[len(a["groundtruth"]):]))
+                for a, p, rest in located]
     results: dict[str, dict[str, dict]] = {}
     rules = [(f"screen {name.value}", lambda v, n=name: v[n] is not None) for name in SCREENS]
     rules += [(f"profile {p.value}", lambda v, p=p: profile_drops(v, p) is not None) for p in PROFILES]

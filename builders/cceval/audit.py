@@ -45,6 +45,7 @@ class _Example:
     task_id: str
     prompt: str
     groundtruth: str
+    right_context: str
     repository: str
     api: str
 
@@ -63,8 +64,9 @@ def _load(path: Path) -> list[_Example]:
         symbol = str(meta.get("symbol") or "")
         defining = meta.get("defining_file")
         api = f"{defining}:{symbol}" if defining and symbol else (symbol or "?")
-        out.append(_Example(meta["task_id"], obj["prompt"], obj["groundtruth"], str(meta.get("repository", "?")),
-                            api))
+        rc = obj.get("right_context")
+        out.append(_Example(meta["task_id"], obj["prompt"], obj["groundtruth"], rc if isinstance(rc, str) else "",
+                            str(meta.get("repository", "?")), api))
     return out
 
 
@@ -101,7 +103,7 @@ def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
     per_screen: Counter[str] = Counter()
     per_profile: Counter[str] = Counter()
     for ex in examples:
-        verdicts = judge_all(ex.prompt, ex.groundtruth, language.value)
+        verdicts = judge_all(ex.prompt, ex.groundtruth, language.value, ex.right_context)
         for name, verdict in verdicts.items():
             per_screen[name.value] += verdict is not None
         for profile in PROFILES:

@@ -27,6 +27,7 @@ figures that chose them are in ``bench/annotations.py``.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -51,6 +52,11 @@ class Tok(StrEnum):
 class Token:
     kind: Tok
     text: str
+    start: int = 0  # character offset in the lexed text
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
 
 
 # One lexer for every language: screens compare token texts, so a shared approximation is enough and keeps new
@@ -72,7 +78,7 @@ _WORD = re.compile(_IDENT)
 
 def lex(text: str, language: str) -> list[Token]:
     rx = _LEXERS["python" if language == Language.PYTHON.value else "c"]
-    return [Token(Tok(m.lastgroup), m.group()) for m in rx.finditer(text)]
+    return [Token(Tok(m.lastgroup), m.group(), m.start()) for m in rx.finditer(text)]
 
 
 # Where an import statement starts; it runs on while the brackets it opened stay open (``from m import (``,
@@ -87,57 +93,119 @@ _IMPORT_START = {
 }
 
 
-def strip_imports(prompt: str, language: str) -> str:
-    """The prompt without its import statements (their lines become empty, so line numbers stay)."""
+def import_lines(text: str, language: str) -> set[int]:
+    """0-based numbers of the lines that belong to import statements."""
     start = _IMPORT_START.get(language)
     if start is None:
-        return prompt
-    lines = prompt.split("\n")
+        return set()
+    out = set()
     depth = 0
-    for i, line in enumerate(lines):
+    for i, line in enumerate(text.split("\n")):
         if depth > 0 or start.match(line):
-            depth += sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
-            depth = max(depth, 0)
-            lines[i] = ""
-    return "\n".join(lines)
+            depth = max(0, depth + sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}"))
+            out.add(i)
+    return out
+
+
+def strip_imports(prompt: str, language: str) -> str:
+    """The prompt without its import statements (their lines become empty, so line numbers stay)."""
+    skip = import_lines(prompt, language)
+    return "\n".join("" if i in skip else line for i, line in enumerate(prompt.split("\n")))
 
 
 # ------------------------------------------------------------------------------------------ what the file knows
 
+_NEVER = float("inf")
+
+
+class FileIndex:
+    """Where each word, literal and keyword argument of a file first occurs (its end offset), with and without
+    import statements, and the file's code tokens, so that what the text before any cursor contains is a lookup.
+    Built once per file and shared by its examples and the screens: lexing each prompt again would make a file
+    with many examples cost its size times their number."""
+
+    def __init__(self, text: str, language: str) -> None:
+        self.text = text
+        self.language = language
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        skip = import_lines(text, language)
+        in_imports = (lambda off: bisect.bisect_right(self.line_starts, off) - 1 in skip) if skip else (lambda off: False)
+        self.word_end: dict[str, int] = {}
+        self.word_end_with_imports: dict[str, int] = {}
+        for m in _WORD.finditer(text):
+            self.word_end_with_imports.setdefault(m.group(), m.end())
+            if not in_imports(m.start()):
+                self.word_end.setdefault(m.group(), m.end())
+        tokens = lex(text, language)
+        self.literal_end: dict[str, int] = {}
+        for t in tokens:
+            if t.kind in (Tok.STRING, Tok.NUMBER) and not in_imports(t.start):
+                self.literal_end.setdefault(t.text, t.end)
+        self.code_tokens = [t for t in tokens if t.kind is not Tok.COMMENT]
+        self.code_ends = [t.end for t in self.code_tokens]
+        self.keyword_end: dict[str, int] = {}
+        for i in keyword_positions(self.code_tokens):
+            self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
+        self.ids: dict[str, int] = {}
+        # One character per distinct token, so that str.rfind searches token sequences in C.
+        self.encoded = "".join(self.encode(t.text) for t in self.code_tokens)
+
+    def encode(self, token: str) -> str:
+        return chr(0x100 + self.ids.setdefault(token, len(self.ids)))
+
+
+@lru_cache(maxsize=4)
+def _index(text: str, language: str) -> FileIndex:
+    return FileIndex(text, language)
+
 
 class FileKnowledge:
-    """The vocabulary of a prompt: words (identifiers, also inside comments and strings) and literal tokens,
-    with and without the import statements.  Built once per example and shared by the screens."""
+    """What the file's text before the cursor contains: words (identifiers, also inside comments and strings),
+    literal tokens and keyword arguments, with and without import statements."""
 
-    def __init__(self, prompt: str, language: str) -> None:
-        self.prompt = prompt
-        self.language = language
-        body = strip_imports(prompt, language)
-        self.words = set(_WORD.findall(body))
-        self.words_with_imports = self.words | set(_WORD.findall(prompt)) if body != prompt else self.words
-        self.code_tokens = [t for t in lex(prompt, language) if t.kind is not Tok.COMMENT]
-        self.literals = {t.text for t in lex(body, language) if t.kind in (Tok.STRING, Tok.NUMBER)}
-        self.keywords = set(keyword_arguments(self.code_tokens))
+    def __init__(self, index: FileIndex, cursor: int) -> None:
+        self.index = index
+        self.cursor = cursor
+        self.language = index.language
 
-    @property
-    def last_line(self) -> str:
-        return self.prompt[self.prompt.rfind("\n") + 1:]
+    @classmethod
+    def of(cls, prompt: str, language: str, rest: str = "") -> "FileKnowledge":
+        """``rest`` (the groundtruth and right context) only lets examples of one file share one index; nothing
+        after the cursor is ever known."""
+        return cls(_index(prompt + rest, language), len(prompt))
+
+    def knows_word(self, word: str, with_imports: bool = False) -> bool:
+        table = self.index.word_end_with_imports if with_imports else self.index.word_end
+        return table.get(word, _NEVER) <= self.cursor
+
+    def knows_literal(self, literal: str) -> bool:
+        return self.index.literal_end.get(literal, _NEVER) <= self.cursor
+
+    def knows_keyword(self, name: str) -> bool:
+        return self.index.keyword_end.get(name, _NEVER) <= self.cursor
+
+    def code_prefix(self) -> str:
+        """The encoded code tokens that end before the cursor."""
+        return self.index.encoded[: bisect.bisect_right(self.index.code_ends, self.cursor)]
 
     def outline(self) -> list[str]:
         """The cursor's line and the lines it is nested in: going back, each non-empty line indented less than
         every line seen so far (the enclosing ``if``/loop, method, class headers)."""
-        lines = self.prompt.split("\n")
-        out = [lines[-1]]
-        indent = _indent(lines[-1]) if lines[-1].strip() else len(lines[-1])
-        for line in reversed(lines[:-1]):
+        text, starts = self.index.text, self.index.line_starts
+        row = bisect.bisect_right(starts, self.cursor) - 1
+        current = text[starts[row]:self.cursor]
+        out = [current]
+        indent = _indent(current) if current.strip() else len(current)
+        for r in range(row - 1, -1, -1):
+            if indent == 0:
+                break
+            line = text[starts[r]:starts[r + 1] - 1]
             if not line.strip():
                 continue
             ind = _indent(line)
             if ind < indent:
                 out.append(line)
                 indent = ind
-                if ind == 0:
-                    break
         return out
 
 
@@ -156,27 +224,26 @@ def first_name(tokens: Iterable[Token]) -> str | None:
 _SMALL_INT = re.compile(r"\d")
 
 
-def keyword_arguments(tokens: list[Token]) -> Iterable[str]:
-    """Names used as keyword arguments or named parameters: ``(`` or ``,``, a name, then ``=`` (not ``==``).
-    Which keywords a callee takes is knowledge of its definition, so a name that occurs before the cursor only
-    in another role does not make a keyword argument known."""
+def keyword_positions(tokens: list[Token]) -> Iterable[int]:
+    """Indices of names used as keyword arguments or named parameters: ``(`` or ``,``, a name, then ``=`` (not
+    ``==`` or ``=>``).  Which keywords a callee takes is knowledge of its definition, so a name that occurs
+    before the cursor only in another role does not make a keyword argument known."""
     for i in range(1, len(tokens) - 1):
         t = tokens[i]
         if t.kind is Tok.IDENT and tokens[i - 1].text in ("(", ",") and tokens[i + 1].text == "=" and (
                 i + 2 >= len(tokens) or tokens[i + 2].text not in ("=", ">")):
-            yield t.text
+            yield i
 
 
 def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
     """Tokens of the groundtruth the file before the cursor does not contain."""
-    words = known.words_with_imports if with_imports else known.words
-    missing = [k for k in keyword_arguments(tokens) if k not in known.keywords]
+    missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
     for t in tokens:
-        if t.kind is Tok.IDENT and t.text not in words:
+        if t.kind is Tok.IDENT and not known.knows_word(t.text, with_imports):
             missing.append(t.text)
-        elif t.kind is Tok.STRING and t.text not in known.literals:
+        elif t.kind is Tok.STRING and not known.knows_literal(t.text):
             missing.append(t.text)
-        elif t.kind is Tok.NUMBER and t.text not in known.literals and not _SMALL_INT.fullmatch(t.text):
+        elif t.kind is Tok.NUMBER and not known.knows_literal(t.text) and not _SMALL_INT.fullmatch(t.text):
             missing.append(t.text)
     return missing
 
@@ -204,31 +271,27 @@ class Verdict:
 
 class Screen(Filter[CompletionExample]):
     """A filter that drops an example the current file predicts.  ``judge`` decides from the prompt and the
-    groundtruth alone; subclasses implement ``_judge`` on the precomputed ``FileKnowledge``."""
+    groundtruth alone (the right context only lets a file's examples share one ``FileIndex``); subclasses
+    implement ``_judge`` on the ``FileKnowledge`` at the cursor."""
 
     stage = Stage.SCREEN
     name: ScreenName
     reason: Reason
 
     def check(self, ex: CompletionExample):
-        verdict = self.judge(ex.prompt, ex.groundtruth, ex.metadata.language)
+        verdict = self.judge(ex.prompt, ex.groundtruth, ex.metadata.language, ex.right_context)
         return None if verdict is None else (verdict.reason, verdict.detail)
 
-    def judge(self, prompt: str, groundtruth: str, language: str) -> Verdict | None:
+    def judge(self, prompt: str, groundtruth: str, language: str, right_context: str = "") -> Verdict | None:
         tokens = groundtruth_tokens(groundtruth, language)
         if not tokens:
             return None
-        detail = self._judge(prompt, groundtruth, tokens, _knowledge(prompt, language))
+        known = FileKnowledge.of(prompt, language, groundtruth + right_context)
+        detail = self._judge(prompt, groundtruth, tokens, known)
         return None if detail is None else Verdict(self.reason, detail)
 
     def _judge(self, prompt: str, groundtruth: str, tokens: list[Token], known: FileKnowledge) -> str | None:
         raise NotImplementedError  # pragma: no cover - interface
-
-
-@lru_cache(maxsize=8)
-def _knowledge(prompt: str, language: str) -> FileKnowledge:
-    # Several screens look at the same example one after the other: build its vocabulary once.
-    return FileKnowledge(prompt, language)
 
 
 class InFileCopy(Screen):
@@ -245,15 +308,10 @@ class InFileCopy(Screen):
     max_miss_share = 1 / 3
 
     def _judge(self, prompt, groundtruth, tokens, known):
-        stream = [t.text for t in known.code_tokens]
-        if not stream:
+        text = known.code_prefix()
+        if not text:
             return None
-        ids: dict[str, int] = {}
-
-        def code(tok: str) -> str:  # one character per distinct token, so str.rfind searches sequences in C
-            return chr(0x100 + ids.setdefault(tok, len(ids)))
-
-        text = "".join(code(tok) for tok in stream)
+        code = known.index.encode
         allowed = max(1, int(len(tokens) * self.max_miss_share))
         misses: list[Token] = []
         for tok in tokens:
@@ -350,7 +408,7 @@ class FirstNameSeen(Screen):
 
     def _judge(self, prompt, groundtruth, tokens, known):
         first = first_name(tokens)
-        if first is None or first not in known.words:
+        if first is None or not known.knows_word(first):
             return None
         return f"{first!r} already occurs before the cursor (imports aside)"
 
@@ -387,9 +445,9 @@ def profile_screens(profile: ScreenProfile | str, counter=None) -> list[Screen]:
     return [SCREENS[name](counter) for name in PROFILES[ScreenProfile(profile)]]
 
 
-def judge_all(prompt: str, groundtruth: str, language: str) -> dict[ScreenName, Verdict | None]:
+def judge_all(prompt: str, groundtruth: str, language: str, right_context: str = "") -> dict[ScreenName, Verdict | None]:
     """Every screen's verdict on one example, each on its own (for audits and measurements)."""
-    return {name: cls().judge(prompt, groundtruth, language) for name, cls in SCREENS.items()}
+    return {name: cls().judge(prompt, groundtruth, language, right_context) for name, cls in SCREENS.items()}
 
 
 def profile_drops(verdicts: dict[ScreenName, Verdict | None], profile: ScreenProfile | str) -> ScreenName | None:

@@ -196,3 +196,12 @@ def test_hostile_inputs_do_not_break_the_screens():
         for name, verdict in judge_all(prompt, gt, "python").items():
             assert verdict is None or verdict.detail
         judge_all(prompt, gt, "java")
+
+
+def test_the_right_context_is_never_known_and_only_shares_the_index():
+    rest_with_answers = '\nparse_range("bytes=5-")\nbrand_new = 1\nmake(value, strict=True)\n'
+    for gt in ('parse_range("bytes=5-")', "brand_new(value)", "make(value, strict=True)", "parse_range(value, 7)"):
+        alone = judge_all(PY_FILE, gt, "python")
+        shared = judge_all(PY_FILE, gt, "python", rest_with_answers)
+        assert alone == shared, gt
+    assert judge_all(PY_FILE, "brand_new(value)", "python", rest_with_answers)[ScreenName.VOCABULARY] is None
