@@ -4,9 +4,10 @@ CrossCodeEval keeps an example only if cross-file context is needed to complete 
 code model.  These screens are deterministic, cheap proxies for "a competent developer could write the exact
 groundtruth from the current file alone", each a small class with its own ``Reason``:
 
-- ``InFileCopy``: an in-file copy predictor.  Continue the prompt with what followed the most recent earlier
-  occurrence of the longest suffix of the prompt that occurs earlier (an LZ77-style copy); predictable when that
-  continuation starts with the groundtruth, exactly or after whitespace normalisation.
+- ``InFileCopy``: an in-file copy predictor over tokens.  Before each groundtruth token, continue the token
+  stream with what followed the most recent earlier occurrence of its longest repeated suffix (LZ77-style);
+  predictable when that reproduces the groundtruth, whitespace and comments aside, except for at most a third of
+  its tokens, which must occur before the cursor anyway (a repeated pattern with a known substitution).
 - ``KnownVocabulary``: every identifier of the groundtruth already occurs in the file before the cursor (code,
   comments or strings; import statements aside), and every string or number literal occurs there as a literal
   (single-digit integers always count as known).  Nothing in the groundtruth is new, so the file, not another
@@ -21,7 +22,8 @@ groundtruth from the current file alone", each a small class with its own ``Reas
   imports aside.  Broad: an API the file already uses is rarely what makes an example hard.
 
 Every screen reads only the prompt (the left context a model sees in the in-file setting) and the groundtruth;
-none reads the right context or another file.  Profiles (``ScreenProfile``) name the sets a build applies; the
+none reads another file, and the right context only lets the examples of one file share one index
+(``FileIndex``: where each word first occurs), which keeps a file's cost linear in its size.  Profiles (``ScreenProfile``) name the sets a build applies; the
 figures that chose them are in ``bench/annotations.py``.
 """
 
@@ -349,6 +351,8 @@ def _copy_next(text: str, max_match: int) -> int | None:
 
 
 class KnownVocabulary(Screen):
+    """Every name and literal of the groundtruth occurs before the cursor, imports aside: nothing in it is new."""
+
     name = ScreenName.VOCABULARY
     reason = Reason.GROUNDTRUTH_VOCABULARY_IN_FILE
     with_imports = False
@@ -363,6 +367,8 @@ class KnownVocabulary(Screen):
 
 
 class ImportedVocabulary(KnownVocabulary):
+    """``KnownVocabulary`` with the names of import statements counting (an imported, still unused name)."""
+
     name = ScreenName.IMPORTED_VOCABULARY
     reason = Reason.GROUNDTRUTH_VOCABULARY_WITH_IMPORTS
     with_imports = True
@@ -403,6 +409,8 @@ class EnclosingEcho(Screen):
 
 
 class FirstNameSeen(Screen):
+    """The groundtruth's first name, the cross-file API, already occurs before the cursor, imports aside."""
+
     name = ScreenName.FIRST_NAME
     reason = Reason.FIRST_NAME_IN_FILE
 
