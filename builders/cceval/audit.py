@@ -71,13 +71,19 @@ def _load(path: Path) -> list[_Example]:
 
 
 def _language(path: Path, explicit: str | None) -> Language:
-    if explicit:
-        return Language.parse(explicit)
-    for line in iter_jsonl(path, error=AuditError):
-        lang = (line.obj.get("metadata") or {}).get("language")
-        if isinstance(lang, str) and lang:
-            return Language.parse(lang)
-        break
+    try:
+        if explicit:
+            return Language.parse(explicit)
+        for line in iter_jsonl(path, error=AuditError):
+            meta = line.obj.get("metadata")
+            lang = meta.get("language") if isinstance(meta, dict) else None
+            if isinstance(lang, str) and lang:
+                return Language.parse(lang)
+            break
+    except AuditError:
+        raise
+    except ValueError as exc:  # Language.parse: a language benchsmith does not know
+        raise AuditError(f"{path}: {exc}") from None
     name = path.parent.name if path.name == SPLIT_FILE else path.stem
     try:
         return Language.parse(name)

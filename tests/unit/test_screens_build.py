@@ -139,3 +139,12 @@ def test_audit_finds_near_duplicates_and_unscorable_groundtruths(tmp_path):
 
     with pytest.raises(AuditError, match="task_id"):
         audit_split(broken, "typescript")
+
+
+def test_audit_refuses_unknown_languages_with_a_clear_error(tmp_path, capsys):
+    split = tmp_path / "line_completion.jsonl"
+    split.write_text(json.dumps({"prompt": "a", "groundtruth": "b", "right_context": "",
+                                 "metadata": {"task_id": "t", "language": "cobol"}}) + "\n")
+    assert main(["audit", str(split)]) == 2
+    assert "unsupported language 'cobol'" in capsys.readouterr().err
+    assert main(["audit", str(split), "--language", "python", "-q"]) == 0  # an explicit language wins
