@@ -118,6 +118,7 @@ def strip_imports(prompt: str, language: str) -> str:
 # ------------------------------------------------------------------------------------------ what the file knows
 
 _NEVER = float("inf")
+_MAX_IDS = 0x10FFFF - 0x100
 
 
 class FileIndex:
@@ -149,11 +150,18 @@ class FileIndex:
         for i in keyword_positions(self.code_tokens):
             self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
         self.ids: dict[str, int] = {}
+        self.overflow = False
         # One character per distinct token, so that str.rfind searches token sequences in C.
         self.encoded = "".join(self.encode(t.text) for t in self.code_tokens)
 
     def encode(self, token: str) -> str:
-        return chr(0x100 + self.ids.setdefault(token, len(self.ids)))
+        i = self.ids.get(token)
+        if i is None:
+            if len(self.ids) >= _MAX_IDS:
+                self.overflow = True  # more distinct tokens than characters: the copy screen abstains
+                return "\x00"
+            i = self.ids[token] = len(self.ids)
+        return chr(0x100 + i)
 
 
 @lru_cache(maxsize=4)
@@ -311,7 +319,7 @@ class InFileCopy(Screen):
 
     def _judge(self, prompt, groundtruth, tokens, known):
         text = known.code_prefix()
-        if not text:
+        if not text or known.index.overflow:
             return None
         code = known.index.encode
         allowed = max(1, int(len(tokens) * self.max_miss_share))

@@ -205,3 +205,14 @@ def test_the_right_context_is_never_known_and_only_shares_the_index():
         shared = judge_all(PY_FILE, gt, "python", rest_with_answers)
         assert alone == shared, gt
     assert judge_all(PY_FILE, "brand_new(value)", "python", rest_with_answers)[ScreenName.VOCABULARY] is None
+
+
+def test_copy_abstains_when_a_file_has_more_distinct_tokens_than_characters(monkeypatch):
+    import benchsmith.builders.cceval.screens as screens
+
+    prompt, gt = "a = b\nc = d\ne = f\na = b\n", "c = d"
+    assert InFileCopy().judge(prompt, gt, "python") is not None
+    monkeypatch.setattr(screens, "_MAX_IDS", 5)
+    screens._index.cache_clear()
+    assert InFileCopy().judge(prompt, gt, "python") is None
+    screens._index.cache_clear()
