@@ -28,7 +28,7 @@ from typing import Any, Iterator
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
-from benchsmith.builders.cceval.screens import ScreenProfile, profile_screens
+from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile, profile_screens
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits, snapshot
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
@@ -476,8 +476,6 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
 
 
 def _screens_stats(config: BuildConfig) -> dict:
-    from benchsmith.builders.cceval.screens import PROFILES, SCREENS
-
     names = PROFILES[ScreenProfile(config.screens)]
     return {"profile": ScreenProfile(config.screens).value,
             "applied": [{"screen": n.value, "reason": SCREENS[n].reason.value} for n in names]}
