@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[label][lang] = _row(sub)
 
     cols = [*langs, "all"]
-    head = f"{'':24s}" + "".join(f"{c:>26s}" for c in cols)
+    head = f"{'':28s}" + "".join(f"{c:>26s}" for c in cols)
     print("\nper cell: predictable dropped / non-predictable kept / predictable among kept (precision of the drops)")
     print(head)
     for label, per in results.items():
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             prec = "-" if r["precision"] is None else f"{100 * r['precision']:.0f}"
             cells.append(f"{100 * r['pred_dropped']:5.1f} /{100 * r['non_kept']:5.1f} /{100 * r['pred_among_kept']:5.1f} ({prec:>3s})"
                          .rjust(26))
-        print(f"{label:24s}" + "".join(cells))
+        print(f"{label:28s}" + "".join(cells))
     counts = {lang: (sum(1 for a, _ in verdicts if a["language"] == lang and a["predictable_in_file"] == "yes"),
                      sum(1 for a, _ in verdicts if a["language"] == lang)) for lang in langs}
     print("\nannotated predictable: " + ", ".join(f"{lang} {p}/{n}" for lang, (p, n) in counts.items()))
