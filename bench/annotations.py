@@ -188,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
             cells.append(f"{100 * r['pred_dropped']:5.1f} /{100 * r['non_kept']:5.1f} /{100 * r['pred_among_kept']:5.1f} ({prec:>3s})"
                          .rjust(26))
         print(f"{label:28s}" + "".join(cells))
+    print("\nagainst the overall judgement (q4 `keep`): share of keep=yes kept / keep=no dropped, all languages")
+    for label, rule in rules:
+        yes = [rule(v) for a, v in verdicts if a.get("keep") == "yes"]
+        no = [rule(v) for a, v in verdicts if a.get("keep") == "no"]
+        if yes and no:
+            print(f"{label:28s}{100 * (1 - sum(yes) / len(yes)):6.1f} /{100 * sum(no) / len(no):6.1f}")
     counts = {lang: (sum(1 for a, _ in verdicts if a["language"] == lang and a["predictable_in_file"] == "yes"),
                      sum(1 for a, _ in verdicts if a["language"] == lang)) for lang in langs}
     print("\nannotated predictable: " + ", ".join(f"{lang} {p}/{n}" for lang, (p, n) in counts.items()))
