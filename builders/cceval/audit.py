@@ -252,11 +252,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def print_report(report: dict, dest: Path | None = None, file=sys.stdout) -> None:
+def print_report(report: dict, dest: Path | None = None, file=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=file, width=110)
+    console = Console(file=file or sys.stdout, width=110)  # sys.stdout of the moment, not of the import
     n = report["examples"]
     t = Table(title=f"audit of {report['language']} {report['split']}: {n} examples"
                     + (f" -> {dest}" if dest else ""))
