@@ -100,6 +100,12 @@ class Reason(StrEnum):
     GROUNDTRUTH_IN_PROMPT = "groundtruth_in_prompt"
     SAME_STATEMENT = "same_statement"
     PREDICTABLE_WITHOUT_CROSSFILE = "predictable_without_crossfile"
+    # model-free predictability screens (builders/cceval/screens.py)
+    PREDICTABLE_BY_COPY = "predictable_by_copy"
+    GROUNDTRUTH_VOCABULARY_IN_FILE = "groundtruth_vocabulary_in_file"
+    ECHOES_ENCLOSING_NAME = "echoes_enclosing_name"
+    GROUNDTRUTH_VOCABULARY_WITH_IMPORTS = "groundtruth_vocabulary_with_imports"
+    FIRST_NAME_IN_FILE = "first_name_in_file"
     # humanext
     REFERENCE_FAILS_TESTS = "reference_fails_tests"
     INTERNAL_ERROR = "internal_error"

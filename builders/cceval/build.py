@@ -28,6 +28,7 @@ from typing import Any, Iterator
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
+from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile, profile_screens
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits, snapshot
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
@@ -56,6 +57,7 @@ class BuildConfig:
     repo_filters: RepoFilterConfig = RepoFilterConfig()
     file_limits: FileLimits = FileLimits()
     example_filters: ExampleFilterConfig = ExampleFilterConfig()
+    screens: ScreenProfile = ScreenProfile.DEFAULT  # model-free predictability screens (builders/cceval/screens.py)
     backend: Backend = Backend.LOCAL
     timeout: float = 900.0
     retrievers: tuple[str, ...] = ("bm25",)
@@ -343,7 +345,8 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
         exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
     cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter,
                            on_file=lambda done, total: progress.update("cutting examples", done, total))
-    examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter)))
+    examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter),
+                          *profile_screens(cfg.screens, counter)))
     if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
         rng = random.Random(f"{cfg.seed}:{name}")
         keep = set(rng.sample(range(len(examples)), cfg.max_per_repo))
@@ -518,9 +521,16 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),
+        "screens": _screens_stats(config),
     }
     write_json(out / STATS_FILE, stats)
     return stats
+
+
+def _screens_stats(config: BuildConfig) -> dict:
+    names = PROFILES[ScreenProfile(config.screens)]
+    return {"profile": ScreenProfile(config.screens).value,
+            "applied": [{"screen": n.value, "reason": SCREENS[n].reason.value} for n in names]}
 
 
 def iter_examples(path: str | os.PathLike):

@@ -39,6 +39,8 @@ class LanguageStats:
     groundtruth_chars: list[int] = field(default_factory=list)
     prompt_lines: list[int] = field(default_factory=list)
     tool_versions: dict[str, str] = field(default_factory=dict)
+    audit: dict | None = None  # <lang>/audit.json (builders/cceval/audit.py), when present
+    screens_profile: str | None = None  # stats.json "screens"."profile"
 
 
 def _language_dirs(root: Path) -> list[Path]:
@@ -78,8 +80,12 @@ def collect(root: Path) -> list[LanguageStats]:
             st.dropped = {str(k): int(v) for k, v in stats.get("dropped", {}).items()}
             st.per_repository = list(stats.get("per_repository", []))
             st.tool_versions = {str(k): str(v) for k, v in stats.get("tool_versions", {}).items()}
+            st.screens_profile = (stats.get("screens") or {}).get("profile")
         else:
             st.dropped = dict(counted)
+        audit = lang_dir / "audit.json"
+        if audit.is_file():
+            st.audit = json.loads(audit.read_text(encoding="utf-8"))
         out.append(st)
     return out
 
@@ -195,11 +201,16 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
         lines += _table(["reason", "stage", *[st.language for st in langs], "total"], rows, right_from=2)
     else:
         lines.append("Nothing was excluded.")
+    lines += _audit_section(langs)
     lines += ["", "## Lengths", ""]
     rows = []
     for st in langs:
         rows.append([st.language, "groundtruth (characters)", *_quantiles(st.groundtruth_chars)])
         rows.append([st.language, "prompt (lines)", *_quantiles(st.prompt_lines)])
+        for key, label in (("groundtruth_tokens", "groundtruth (tokens)"), ("groundtruth_lines", "groundtruth (lines)")):
+            q = (st.audit or {}).get("lengths", {}).get(key)
+            if q:
+                rows.append([st.language, label, f"{float(q['mean']):.1f}", q["median"], q["p90"], q["max"]])
     lines += _table(["language", "length", "mean", "median", "p90", "max"], rows, right_from=2)
     lines += ["", f"![groundtruth length]({FIGURES_DIR}/groundtruth_length.png)", "",
               f"![prompt length]({FIGURES_DIR}/prompt_length.png)", ""]
@@ -218,6 +229,59 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
               "",
               "Licenses: each example is code from its repository and keeps that repository's license.", ""]
     return "\n".join(lines)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+_SCREENS_TEXT = (
+    "Model-free predictability screens (`--screens`, `builders/cceval/screens.py`) drop examples whose "
+    "groundtruth the current file already gives away: `copy` (an in-file token copy predictor reproduces it, "
+    "up to a third of its tokens, which occur before the cursor anyway), `vocabulary` (every name and literal "
+    "of the groundtruth occurs before the cursor, imports aside), `echo` (its first name repeats an enclosing "
+    "line's name, e.g. `test_http_date` -> `http_date(...)`, and the rest occurs before the cursor); the strict "
+    "profile adds `imported_vocabulary` (imports count) and `first_name` (the API already occurs before the "
+    "cursor). Profile `none` is the paper's filters only.")
+
+
+def _audit_section(langs: list[LanguageStats]) -> list[str]:
+    """The figures of ``benchsmith audit`` (``<lang>/audit.json``), as tables."""
+    audited = [st for st in langs if st.audit]
+    lines = ["", "## Audit", "", _SCREENS_TEXT, ""]
+    profiles = [f"{st.language}: `{st.screens_profile}`" for st in langs if st.screens_profile]
+    if profiles:
+        lines += ["Screens profile applied by the build: " + ", ".join(profiles) + ".", ""]
+    if not audited:
+        return lines + ["No audit was computed (run `benchsmith audit DIR`)."]
+    lines += ["Figures of `benchsmith audit` on the released files (`<language>/audit.json`). Self-consistency: "
+              "each groundtruth scored as its own prediction (EM/ES 100 expected); near duplicates: groundtruths "
+              "equal with whitespace ignored and literals masked; API: the cross-file symbol and its defining "
+              "file.", ""]
+    rows = []
+    for st in audited:
+        a = st.audit
+        sc = a["self_consistency"]
+        cell = lambda m: "-" if "skipped" in sc[m] else f"{sc[m]['em']:.1f} / {sc[m]['es']:.1f} ({sc[m]['violations']})"  # noqa: E731
+        c, d = a["concentration"], a["near_duplicates"]
+        rows.append([st.language, a["examples"], cell("compat-cceval"), cell("default"),
+                     f"{_pct(c['top_repository_share'])} ({c['repository_count']})",
+                     f"{_pct(c['top_api_share'])} `{c['top_api']}` ({c['api_count']})", _pct(d["share"])])
+    lines += _table(["language", "examples", "self-consistency compat EM / ES (violations)",
+                     "default EM / ES (violations)", "top repository (repositories)", "top API (APIs)",
+                     "near-duplicate groundtruths"], rows, right_from=1)
+    lines += ["", "Share of the released examples each screen (and profile) would still drop:", ""]
+    names = list(audited[0].audit["screens"]) + [f"profile {p}" for p in audited[0].audit["profiles"]]
+    rows = []
+    for name in names:
+        row = [name]
+        for st in audited:
+            a = st.audit
+            entry = a["profiles"].get(name.removeprefix("profile ")) if name.startswith("profile ") else a["screens"].get(name)
+            row.append(_pct(entry["share"]) if entry else "-")
+        rows.append(row)
+    lines += _table(["screen", *[st.language for st in audited]], rows)
+    return lines
 
 
 def write_card(out_dir: str | os.PathLike, command: list[str], tool_versions: dict) -> Path:

@@ -38,6 +38,7 @@ def _positive(text: str) -> int:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from benchsmith.analyzers import registry
+    from benchsmith.builders.cceval.screens import ScreenProfile
 
     p.add_argument("--lang", "--language", dest="lang", required=True, choices=sorted(registry()),
                    help="language of the analyzer to run")
@@ -61,6 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     f.add_argument("--no-leakage-filter", action="store_true")
     f.add_argument("--max-per-repo", type=int, help="sample at most N examples per repository (seeded)")
     f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--screens", default=ScreenProfile.DEFAULT.value, choices=[m.value for m in ScreenProfile],
+                   metavar="PROFILE",
+                   help="model-free predictability screens: default (the precise ones), strict (all), none (the "
+                        "paper's filters only, for replication); see builders/cceval/screens.py")
     r = p.add_argument_group("cross-file context retrieval")
     r.add_argument("--retrievers", default="bm25", help="comma list of bm25,jaccard,dense or 'none' (default bm25)")
     r.add_argument("--top-k", type=int, default=5)
@@ -86,6 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace):
     from benchsmith.builders.cceval.build import BuildConfig
     from benchsmith.builders.cceval.filters import ExampleFilterConfig
+    from benchsmith.builders.cceval.screens import ScreenProfile
     from benchsmith.files import FileLimits
     from benchsmith.sources import RepoFilterConfig, read_specs
 
@@ -109,6 +115,7 @@ def config_from_args(args: argparse.Namespace):
         timeout=args.timeout,
         retrievers=retrievers,
         retrieval=retrieval,
+        screens=ScreenProfile(args.screens),
         max_per_repo=args.max_per_repo,
         seed=args.seed,
         workers=args.workers,
@@ -123,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     summary = build(config, progress=not args.quiet)
+    from benchsmith.builders.cceval.audit import write_audits
+
+    write_audits(summary.output_dir)  # <lang>/audit.json, shown in the card
     # The card first: a push to the hub must carry it.
     if not args.no_card:
         from benchsmith.builders.cceval.card import write_card

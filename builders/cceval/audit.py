@@ -1,0 +1,307 @@
+"""``benchsmith audit SPLIT``: quality figures of a built cross-file completion split.
+
+For ``SPLIT`` (a ``DIR/<lang>`` directory of ``build-ccEval``, its output directory with several languages, or a
+``line_completion.jsonl``) it computes, from the examples alone:
+
+- **screens**: the share of examples each model-free predictability screen would drop on its own, and each
+  profile (``builders/cceval/screens.py``);
+- **self-consistency**: each example's groundtruth scored as its own prediction with the released scorer
+  (compat mode, for the languages it knows) and benchsmith's default scorer; anything below EM 100 / ES 100 is
+  an example no model can get right, listed by task id;
+- **concentration**: examples per repository and per API (the cross-file symbol, ``metadata.defining_file`` and
+  ``metadata.symbol``), with the top one's share;
+- **near-duplicate groundtruths**: groundtruths equal once whitespace and comments are ignored and every string
+  and number literal is masked, across the whole split (the build's dedup is exact and per repository);
+- **lengths**: groundtruth characters, tokens and lines, prompt lines (mean, median, p90, max).
+
+It prints a table and writes the figures as JSON (``DIR/<lang>/audit.json`` by default), which the dataset card
+shows.  The output is deterministic: the same split gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchsmith.jsonio import iter_jsonl, write_json
+from benchsmith.records import Language
+
+SPLIT_FILE = "line_completion.jsonl"
+AUDIT_FILE = "audit.json"
+TOP = 5  # rows listed for the largest repositories, APIs and duplicate groups
+LISTED = 20  # task ids listed per self-consistency violation kind
+
+
+class AuditError(ValueError):
+    pass
+
+
+@dataclass
+class _Example:
+    task_id: str
+    prompt: str
+    groundtruth: str
+    right_context: str
+    repository: str
+    api: str
+
+
+def _load(path: Path) -> list[_Example]:
+    out = []
+    for line in iter_jsonl(path, error=AuditError):
+        obj = line.obj
+        where = f"{path}:{line.lineno}"
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("task_id"), str):
+            raise AuditError(f"{where}: missing metadata.task_id")
+        for name in ("prompt", "groundtruth"):
+            if not isinstance(obj.get(name), str):
+                raise AuditError(f"{where}: field {name!r} must be a string")
+        symbol = str(meta.get("symbol") or "")
+        defining = meta.get("defining_file")
+        api = f"{defining}:{symbol}" if defining and symbol else (symbol or "?")
+        rc = obj.get("right_context")
+        out.append(_Example(meta["task_id"], obj["prompt"], obj["groundtruth"], rc if isinstance(rc, str) else "",
+                            str(meta.get("repository", "?")), api))
+    return out
+
+
+def _language(path: Path, explicit: str | None) -> Language:
+    try:
+        if explicit:
+            return Language.parse(explicit)
+        for line in iter_jsonl(path, error=AuditError):
+            meta = line.obj.get("metadata")
+            lang = meta.get("language") if isinstance(meta, dict) else None
+            if isinstance(lang, str) and lang:
+                return Language.parse(lang)
+            break
+    except AuditError:
+        raise
+    except ValueError as exc:  # Language.parse: a language benchsmith does not know
+        raise AuditError(f"{path}: {exc}") from None
+    name = path.parent.name if path.name == SPLIT_FILE else path.stem
+    try:
+        return Language.parse(name)
+    except ValueError:
+        raise AuditError(f"{path}: cannot tell the language (no metadata.language); give --language") from None
+
+
+def _share(k: int, n: int) -> float:
+    return round(k / n, 4) if n else 0.0
+
+
+def _stats(values: list[int]) -> dict[str, float | int]:
+    if not values:
+        return {"mean": 0, "median": 0, "p90": 0, "max": 0}
+    v = sorted(values)
+    pick = lambda q: v[min(len(v) - 1, int(q * (len(v) - 1) + 0.5))]  # noqa: E731 - nearest rank, as the card
+    return {"mean": round(sum(v) / len(v), 2), "median": pick(0.5), "p90": pick(0.9), "max": v[-1]}
+
+
+def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
+    from benchsmith.builders.cceval.screens import PROFILES, SCREENS, judge_all, profile_drops
+
+    per_screen: Counter[str] = Counter()
+    per_profile: Counter[str] = Counter()
+    for ex in examples:
+        verdicts = judge_all(ex.prompt, ex.groundtruth, language.value, ex.right_context)
+        for name, verdict in verdicts.items():
+            per_screen[name.value] += verdict is not None
+        for profile in PROFILES:
+            per_profile[profile.value] += profile_drops(verdicts, profile) is not None
+    n = len(examples)
+    return {
+        "screens": {name.value: {"reason": cls.reason.value, "drops": per_screen[name.value],
+                                 "share": _share(per_screen[name.value], n)} for name, cls in SCREENS.items()},
+        "profiles": {p.value: {"screens": [s.value for s in PROFILES[p]], "drops": per_profile[p.value],
+                               "share": _share(per_profile[p.value], n)} for p in PROFILES},
+    }
+
+
+def _self_consistency(examples: list[_Example], language: Language) -> dict[str, Any]:
+    """Each groundtruth as its own prediction, through the scorer's public ``score_example``."""
+    from benchsmith.evaluate.cceval_metrics import Mode, score_example
+    from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+
+    out: dict[str, Any] = {}
+    for mode in (Mode.COMPAT, Mode.DEFAULT):
+        if mode is Mode.COMPAT and language not in COMPAT_LANGUAGES:
+            out[mode.value] = {"skipped": f"the released scorer does not know {language.value}"}
+            continue
+        em = es = 0.0
+        bad: list[str] = []
+        for ex in examples:
+            s = score_example(ex.task_id, ex.prompt, ex.groundtruth, ex.groundtruth, language, mode)
+            em += s.em
+            es += s.es
+            if s.em != 1 or s.es < 100:
+                bad.append(ex.task_id)
+        n = len(examples)
+        out[mode.value] = {"em": round(100 * em / n, 2) if n else 100.0, "es": round(es / n, 2) if n else 100.0,
+                           "violations": len(bad), "violating_task_ids": bad[:LISTED]}
+    return out
+
+
+def _concentration(examples: list[_Example]) -> dict[str, Any]:
+    n = len(examples)
+    result: dict[str, Any] = {}
+    for key, counts in (("repository", Counter(ex.repository for ex in examples)),
+                        ("api", Counter(ex.api for ex in examples))):
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        result[f"{key}_count"] = len(counts)
+        result[f"top_{key}"] = top[0][0] if top else None
+        result[f"top_{key}_share"] = _share(top[0][1], n) if top else 0.0
+        result[f"top_{key}s"] = [[name, c, _share(c, n)] for name, c in top[:TOP]]
+    return result
+
+
+def near_duplicate_key(groundtruth: str, language: str) -> str:
+    from benchsmith.builders.cceval.screens import Tok, groundtruth_tokens
+
+    return " ".join("<lit>" if t.kind in (Tok.STRING, Tok.NUMBER) else t.text
+                    for t in groundtruth_tokens(groundtruth, language))
+
+
+def _near_duplicates(examples: list[_Example], language: Language) -> dict[str, Any]:
+    groups: dict[str, list[_Example]] = {}
+    for ex in examples:
+        groups.setdefault(near_duplicate_key(ex.groundtruth, language.value), []).append(ex)
+    dup = sorted(((k, g) for k, g in groups.items() if len(g) > 1), key=lambda kg: (-len(kg[1]), kg[0]))
+    in_groups = sum(len(g) for _, g in dup)
+    return {
+        "definition": "groundtruths equal with whitespace and comments ignored and string/number literals masked",
+        "groups": len(dup),
+        "examples_in_groups": in_groups,
+        "share": _share(in_groups, len(examples)),
+        "largest": [{"groundtruth": g[0].groundtruth, "examples": len(g),
+                     "repositories": len({ex.repository for ex in g})} for _, g in dup[:TOP]],
+    }
+
+
+def _lengths(examples: list[_Example], language: Language) -> dict[str, Any]:
+    from benchsmith.builders.cceval.screens import groundtruth_tokens
+
+    return {
+        "groundtruth_chars": _stats([len(ex.groundtruth) for ex in examples]),
+        "groundtruth_tokens": _stats([len(groundtruth_tokens(ex.groundtruth, language.value)) for ex in examples]),
+        "groundtruth_lines": _stats([ex.groundtruth.count("\n") + 1 for ex in examples]),
+        "prompt_lines": _stats([ex.prompt.count("\n") + 1 for ex in examples]),
+    }
+
+
+def audit_split(path: str | Path, language: str | None = None) -> dict[str, Any]:
+    """The audit of one split file (``line_completion.jsonl`` or any file in its schema)."""
+    path = Path(path)
+    if not path.is_file():
+        raise AuditError(f"{path}: no such split file")
+    lang = _language(path, language)
+    examples = _load(path)
+    return {
+        "split": path.name,
+        "language": lang.value,
+        "examples": len(examples),
+        **_screens(examples, lang),
+        "self_consistency": _self_consistency(examples, lang),
+        "concentration": _concentration(examples),
+        "near_duplicates": _near_duplicates(examples, lang),
+        "lengths": _lengths(examples, lang),
+    }
+
+
+def split_files(target: str | Path) -> list[Path]:
+    """The split files ``target`` names: a file itself, ``DIR/line_completion.jsonl``, or one per language
+    directory of a build's output directory."""
+    target = Path(target)
+    if target.is_file():
+        return [target]
+    if not target.is_dir():
+        raise AuditError(f"{target}: no such file or directory")
+    if (target / SPLIT_FILE).is_file():
+        return [target / SPLIT_FILE]
+    found = sorted(d / SPLIT_FILE for d in target.iterdir() if d.is_dir() and (d / SPLIT_FILE).is_file())
+    if not found:
+        raise AuditError(f"{target}: holds no {SPLIT_FILE} (nor <lang>/{SPLIT_FILE}); build a split first")
+    return found
+
+
+def audit_path(split: Path) -> Path:
+    """Where the audit of ``split`` is written: ``audit.json`` beside ``line_completion.jsonl``, else
+    ``<name>.audit.json``."""
+    return split.parent / AUDIT_FILE if split.name == SPLIT_FILE else split.with_name(f"{split.stem}.audit.json")
+
+
+def write_audits(target: str | Path, language: str | None = None) -> list[tuple[Path, dict]]:
+    out = []
+    for split in split_files(target):
+        report = audit_split(split, language)
+        dest = audit_path(split)
+        write_json(dest, report)
+        out.append((dest, report))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- the table
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def print_report(report: dict, dest: Path | None = None, file=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file or sys.stdout, width=110)  # sys.stdout of the moment, not of the import
+    n = report["examples"]
+    t = Table(title=f"audit of {report['language']} {report['split']}: {n} examples"
+                    + (f" -> {dest}" if dest else ""))
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    t.add_column("detail")
+    for mode, sc in report["self_consistency"].items():
+        if "skipped" in sc:
+            t.add_row(f"self-consistency ({mode})", "-", sc["skipped"])
+        else:
+            t.add_row(f"self-consistency ({mode})", f"EM {sc['em']:.1f}  ES {sc['es']:.1f}",
+                      f"{sc['violations']} violations" + (f": {', '.join(sc['violating_task_ids'][:3])}"
+                                                         if sc["violations"] else ""))
+    for name, s in report["screens"].items():
+        t.add_row(f"screen {name}", _pct(s["share"]), f"{s['drops']} would drop ({s['reason']})")
+    for name, p in report["profiles"].items():
+        t.add_row(f"profile {name}", _pct(p["share"]), ", ".join(p["screens"]) or "paper filters only")
+    c = report["concentration"]
+    t.add_row("top repository", _pct(c["top_repository_share"]), f"{c['top_repository']} (of {c['repository_count']})")
+    t.add_row("top API", _pct(c["top_api_share"]), f"{c['top_api']} (of {c['api_count']})")
+    d = report["near_duplicates"]
+    t.add_row("near-duplicate groundtruths", _pct(d["share"]), f"{d['examples_in_groups']} examples in {d['groups']} groups")
+    for name, s in report["lengths"].items():
+        t.add_row(name.replace("_", " "), f"{s['median']}", f"mean {s['mean']}, p90 {s['p90']}, max {s['max']}")
+    console.print(t)
+
+
+# ------------------------------------------------------------------------------------------------------ the CLI
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("split", metavar="SPLIT",
+                   help="a built split: DIR/<lang>, the build's output DIR, or a line_completion*.jsonl file")
+    p.add_argument("--language", help="the split's language when its records do not say (metadata.language)")
+    p.add_argument("--quiet", "-q", action="store_true", help="write the JSON only")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        results = write_audits(args.split, args.language)
+    except AuditError as exc:
+        print(f"benchsmith audit: {exc}", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        for dest, report in results:
+            print_report(report, dest)
+    return 0
+
