@@ -61,6 +61,7 @@ class BuildConfig:
     retrieval: dict[str, Any] = field(default_factory=dict)  # extra RetrievalConfig fields
     max_per_repo: int | None = None
     seed: int = 0
+    first_reference_per_statement: bool = False  # the earlier cutting rule (ExampleCutter.first_per_statement)
     workers: int | None = None
     executor: ExecutorKind = ExecutorKind.LOCAL
     ray_address: str | None = None
@@ -292,7 +293,8 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
     if not result.refs:
         exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
     cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter,
-                           on_file=lambda done, total: progress.update("cutting examples", done, total))
+                           on_file=lambda done, total: progress.update("cutting examples", done, total),
+                           first_per_statement=cfg.first_reference_per_statement)
     examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter)))
     if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
         rng = random.Random(f"{cfg.seed}:{name}")
@@ -466,9 +468,20 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "per_repository": per_repo,
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
+        "self_consistency": check_self_consistency(out / SPLIT_FILE, config.language),
     }
     write_json(out / STATS_FILE, stats)
     return stats
+
+
+def check_self_consistency(split: Path, language: str) -> dict:
+    """The build's own final check: every kept example, its groundtruth given as the prediction, scored in compat
+    and default mode (``scorability``); the violation counts go into stats.json and should be zero.  Streams the
+    merged split, so resumed shards are checked too."""
+    from benchsmith.builders.cceval.scorability import self_consistency
+    from benchsmith.records import Language
+
+    return self_consistency(read_jsonl(split), Language(language))
 
 
 def iter_examples(path: str | os.PathLike):

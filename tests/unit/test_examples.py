@@ -55,22 +55,40 @@ def test_java_first_terminator_token(src, expected):
     assert cut("java", src) == expected
 
 
-def test_cutter_one_example_per_statement_and_reconstruction():
+def _cutter_refs():
     text = "import m\n\nx = m.a(m.b)\ny = m.c()\n"
     files = {"f.py": SourceFile("f.py", text)}
     refs = [
         CrossFileRef("f.py", 2, 6, "a", "m", "m.py"),
-        CrossFileRef("f.py", 2, 10, "b", "m", "m.py"),  # same statement as 'a': dropped
+        CrossFileRef("f.py", 2, 10, "b", "m", "m.py"),  # a later reference in the same statement
+        CrossFileRef("f.py", 2, 10, "b", "m", "m.py", "E0602"),  # a second diagnostic on the same name
         CrossFileRef("f.py", 3, 6, "c", "m", "m.py"),
         CrossFileRef("f.py", 3, 0, "nope", "m", "m.py"),  # symbol not at the position
     ]
+    return text, files, refs
+
+
+def test_cutter_every_reference_and_reconstruction():
+    text, files, refs = _cutter_refs()
     counter = Counter()
     cutter = ExampleCutter(get_analyzer("python"), files, "r", counter=counter)
     examples = list(cutter(refs))
-    assert [e.groundtruth for e in examples] == ["a(m.b)", "c()"]
+    # the later reference of line 3 is an example of its own, running from its cursor to the statement's end
+    assert [e.groundtruth for e in examples] == ["a(m.b)", "b)", "c()"]
+    assert examples[1].prompt.endswith("x = m.a(m.")
     for e in examples:
         assert e.prompt + e.groundtruth + e.right_context == text
     assert examples[0].metadata.groundtruth_start_lineno == 2
     assert examples[0].metadata.right_context_start_lineno == 3
-    assert dict(counter.dropped) == {"same_statement": 1, "cursor_not_found": 1}
+    assert dict(counter.dropped) == {"duplicate_reference": 1, "cursor_not_found": 1}
     assert examples[0].metadata.task_id == "project_cc_python/r/f.py:3:7"
+    assert examples[1].metadata.task_id == "project_cc_python/r/f.py:3:11"
+
+
+def test_cutter_first_reference_per_statement_option():
+    text, files, refs = _cutter_refs()
+    counter = Counter()
+    cutter = ExampleCutter(get_analyzer("python"), files, "r", counter=counter, first_per_statement=True)
+    examples = list(cutter(refs))
+    assert [e.groundtruth for e in examples] == ["a(m.b)", "c()"]
+    assert dict(counter.dropped) == {"same_statement": 1, "duplicate_reference": 1, "cursor_not_found": 1}
