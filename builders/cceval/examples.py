@@ -202,6 +202,13 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
     return Cut(end, tokens)
 
 
+def groundtruth_cut(analyzer: type[Analyzer] | Analyzer, tree, data: bytes, cursor_byte: int) -> Cut | None:
+    """``statement_end`` with every rule of ``analyzer``'s language, as the example cutter applies them."""
+    cls = analyzer if isinstance(analyzer, type) else type(analyzer)
+    return statement_end(tree, data, cursor_byte, cls.statement_terminators, cls.line_end_terminators,
+                         cls.statement_parents(), ENCLOSING_ENDS)
+
+
 def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:
     """Stable across runs and independent of which other examples survive the filters."""
     return f"project_cc_{language}/{repository}/{file}:{line + 1}:{column + 1}"
@@ -228,7 +235,6 @@ class ExampleCutter(Step[CrossFileRef]):
         self.repository = repository
         self.commit = commit
         self.first_per_statement = first_per_statement
-        self.containers = type(analyzer).statement_parents()
 
     def run(self, refs: Iterable[CrossFileRef]) -> Iterator[CompletionExample]:
         by_file: dict[str, list[CrossFileRef]] = {}
@@ -265,8 +271,7 @@ class ExampleCutter(Step[CrossFileRef]):
                     self.drop(tid, Reason.SAME_STATEMENT, "another reference earlier in the same statement",
                               self.repository)
                     continue
-                cut = statement_end(tree, idx.data, idx.to_byte(cursor), self.analyzer.statement_terminators,
-                                    self.analyzer.line_end_terminators, self.containers, ENCLOSING_ENDS)
+                cut = groundtruth_cut(self.analyzer, tree, idx.data, idx.to_byte(cursor))
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
                     continue
