@@ -163,6 +163,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
 
     counter = Counter(sink=sink)
     extra_files: dict[str, list] = {}
+    self_check = None
     try:
         examples = _repo_examples(task, tmp_root, counter, summary, extra_files)
         with AtomicWriter(staging / SPLIT_FILE) as w:
@@ -173,6 +174,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
             with AtomicWriter(staging / f"{key}.jsonl") as w:
                 for ex in records:
                     w.write_record(ex.to_dict())
+        self_check = shard_self_consistency(staging / SPLIT_FILE, cfg.language)
     except Exception as exc:  # noqa: BLE001 - a bug on one repository must not lose the others
         tb = traceback.format_exc(limit=3).strip().splitlines()
         counter.drop(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR,
@@ -190,7 +192,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     summary.seconds = time.monotonic() - start
     stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
              "files": summary.files, "dropped": dict(sorted(counter.dropped.items())),
-             "kept": dict(sorted(counter.kept.items()))}
+             "kept": dict(sorted(counter.kept.items())),
+             "self_consistency": self_check}
     write_json(staging / STATS_FILE, stats)
     write_json(staging / DONE_FILE, {"fingerprint": fp, "examples": summary.examples,
                                      "excluded": summary.excluded, "files": summary.files,
@@ -468,20 +471,33 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "per_repository": per_repo,
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
-        "self_consistency": check_self_consistency(out / SPLIT_FILE, config.language),
+        "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
     return stats
 
 
-def check_self_consistency(split: Path, language: str) -> dict:
-    """The build's own final check: every kept example, its groundtruth given as the prediction, scored in compat
-    and default mode (``scorability``); the violation counts go into stats.json and should be zero.  Streams the
-    merged split, so resumed shards are checked too."""
-    from benchsmith.builders.cceval.scorability import self_consistency
+# The build's own final check: every kept example, its groundtruth given as the prediction, scored in compat and
+# default mode (``scorability``); the violation counts go into stats.json and should be zero.  Each shard scores
+# the split it writes (so a resumed build does not rescore finished repositories) and the merge adds the sums.
+
+def shard_self_consistency(split: Path, language: str) -> dict:
+    from benchsmith.builders.cceval import scorability
     from benchsmith.records import Language
 
-    return self_consistency(read_jsonl(split), Language(language))
+    return scorability.raw_tallies(scorability.tally(read_jsonl(split), Language(language)))
+
+
+def merged_self_consistency(shards: list[Path], language: str) -> dict:
+    from benchsmith.builders.cceval import scorability
+    from benchsmith.records import Language
+
+    parts = []
+    for shard in shards:
+        part = json.loads((shard / STATS_FILE).read_text()).get("self_consistency")
+        # a shard without the sums (a failed task's) is scored from its own split file
+        parts.append(part if part is not None else shard_self_consistency(shard / SPLIT_FILE, language))
+    return scorability.figures(scorability.merge_raw(parts, Language(language)))
 
 
 def iter_examples(path: str | os.PathLike):

@@ -24,7 +24,7 @@ named rather than shipped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from benchsmith.evaluate.cceval_metrics import Mode, score_example
@@ -78,45 +78,88 @@ def describe(s: SelfScore, groundtruth: str) -> str:
             f"{kept!r} of its {len(groundtruth)} characters")
 
 
+KEEP_IDS = 20  # violating task ids listed per mode
+
+
 @dataclass
 class ModeTally:
+    """Sums over the examples of one split (or shard) in one mode; shards' tallies add up exactly."""
+
     examples: int = 0
     em_sum: int = 0
     es_sum: float = 0.0
     violations: int = 0
-    violating: list[str] | None = None  # the first task ids that violate, for the report
+    violating: list[str] = field(default_factory=list)  # the first task ids that violate, for the report
 
-    def add(self, task_id: str, s: SelfScore, keep_ids: int) -> None:
+    def add(self, task_id: str, s: SelfScore, keep_ids: int = KEEP_IDS) -> None:
         self.examples += 1
         self.em_sum += s.em
         self.es_sum += s.es
         if not s.ok:
             self.violations += 1
-            if self.violating is None:
-                self.violating = []
             if len(self.violating) < keep_ids:
                 self.violating.append(task_id)
 
-    def to_dict(self) -> dict:
+    def merge(self, other: "ModeTally", keep_ids: int = KEEP_IDS) -> None:
+        self.examples += other.examples
+        self.em_sum += other.em_sum
+        self.es_sum += other.es_sum
+        self.violations += other.violations
+        self.violating.extend(other.violating[: max(0, keep_ids - len(self.violating))])
+
+    def raw(self) -> dict:
+        return {"examples": self.examples, "em_sum": self.em_sum, "es_sum": self.es_sum,
+                "violations": self.violations, "violating": list(self.violating)}
+
+    @classmethod
+    def from_raw(cls, d: dict) -> "ModeTally":
+        return cls(int(d["examples"]), int(d["em_sum"]), float(d["es_sum"]), int(d["violations"]),
+                   list(d.get("violating", [])))
+
+    def figures(self) -> dict:
         n = self.examples
         out = {"examples": n,
                "em": round(100 * self.em_sum / n, 2) if n else 100.0,
                "es": round(self.es_sum / n, 2) if n else 100.0,
                "violations": self.violations}
         if self.violating:
-            out["violating"] = self.violating
+            out["violating"] = list(self.violating)
         return out
 
 
-def self_consistency(records: Iterable[dict], language: Language, keep_ids: int = 20) -> dict:
-    """``{"compat": {...} | None, "default": {...}}`` over split records (CrossCodeEval dicts): mean EM/ES of each
-    example's groundtruth scored against itself, and how many examples fall short (zero expected).  ``compat`` is
-    None for a language the released scorer does not know."""
+def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
+    """Each record's groundtruth (CrossCodeEval dicts) scored against itself in every mode of ``language``."""
     tallies = {mode: ModeTally() for mode in modes_for(language)}
     for rec in records:
         task_id = rec.get("metadata", {}).get("task_id", "")
         for s in self_scores(rec["prompt"], rec["groundtruth"], language):
-            tallies[s.mode].add(task_id, s, keep_ids)
+            tallies[s.mode].add(task_id, s)
+    return tallies
+
+
+def raw_tallies(tallies: dict[Mode, ModeTally]) -> dict:
+    """JSON form for a shard's stats.json (sums, so shards merge exactly)."""
+    return {mode.value: t.raw() for mode, t in tallies.items()}
+
+
+def merge_raw(parts: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
+    tallies = {mode: ModeTally() for mode in modes_for(language)}
+    for part in parts:
+        for mode, t in tallies.items():
+            if mode.value in part:
+                t.merge(ModeTally.from_raw(part[mode.value]))
+    return tallies
+
+
+def figures(tallies: dict[Mode, ModeTally]) -> dict:
+    """``{"compat": {examples, em, es, violations} | None, "default": {...}}``: mean EM/ES of the groundtruths scored
+    against themselves and how many fall short (zero expected); ``compat`` is None for a language the released
+    scorer does not know."""
     compat = tallies.get(Mode.COMPAT)
-    return {"compat": compat.to_dict() if compat is not None else None,
-            "default": tallies[Mode.DEFAULT].to_dict()}
+    return {"compat": compat.figures() if compat is not None else None,
+            "default": tallies[Mode.DEFAULT].figures()}
+
+
+def self_consistency(records: Iterable[dict], language: Language) -> dict:
+    """``figures`` of ``records``."""
+    return figures(tally(records, language))

@@ -131,18 +131,55 @@ def test_cutter_and_filters_keep_only_scorable_examples_for_every_language():
 def test_build_writes_self_consistency_to_stats(tmp_path):
     from benchsmith.cli import main
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "core.py").write_text("class Engine:\n    def start(self, x):\n        return x\n\n"
-                                  "    def stop(self, x, y):\n        return y\n")
-    (repo / "use.py").write_text("from core import Engine\n\n\ndef run(e: Engine):\n    '''Start.'''\n"
-                                 "    a = 1\n    b = 2\n    e = Engine()\n    r = e.start(a + b)\n"
-                                 "    return e.stop(\n        r,\n        a,\n    )\n")
+    repos = []
+    for i in range(2):
+        repo = tmp_path / f"repo{i}"
+        repo.mkdir()
+        (repo / "core.py").write_text("class Engine:\n    def start(self, x):\n        return x\n\n"
+                                      "    def stop(self, x, y):\n        return y\n")
+        (repo / "use.py").write_text('from core import Engine\n\n\ndef run(e: Engine):\n    """Start."""\n'
+                                     f"    a = {i}\n    b = 2\n    e = Engine()\n    r = e.start(a + b)\n"
+                                     "    return e.stop(\n        r,\n        a,\n    )\n")
+        repos += ["--repo", str(repo)]
     out = tmp_path / "out"
-    assert main(["build", "cceval", "--lang", "python", "--repo", str(repo), "--output", str(out),
-                 "--retrievers", "none", "--workers", "1", "--quiet", "--no-card", "--min-prompt-lines", "1"]) == 0
-    stats = json.loads((out / "python" / "stats.json").read_text())
+    argv = ["build", "cceval", "--lang", "python", *repos, "--output", str(out), "--retrievers", "none",
+            "--workers", "1", "--quiet", "--no-card", "--min-prompt-lines", "1"]
+    assert main(argv) == 0
+    stats_path = out / "python" / "stats.json"
+    stats = json.loads(stats_path.read_text())
     sc = stats["self_consistency"]
-    assert sc["compat"]["examples"] == sc["default"]["examples"] == stats["examples"] > 0
+    # summed over the shards of both repositories
+    assert sc["compat"]["examples"] == sc["default"]["examples"] == stats["examples"] >= 4
     assert sc["compat"]["violations"] == 0 and sc["default"]["violations"] == 0
     assert sc["compat"]["em"] == 100.0 and sc["default"]["es"] == 100.0
+    first = stats_path.read_bytes()
+    assert main(argv) == 0  # resumed: the shards' sums are reused, the figures are the same bytes
+    assert stats_path.read_bytes() == first
+    shard_stats = [json.loads(p.read_text()) for p in sorted((out / "python" / ".shards").glob("*/stats.json"))]
+    assert len(shard_stats) == 2
+    assert sum(s["self_consistency"]["default"]["examples"] for s in shard_stats) == stats["examples"]
+
+
+def test_unscorable_example_is_counted_by_the_build(tmp_path):
+    """Through pylint and the CLI: a multi-line call inside a bracket opened before the cursor is dropped as
+    unscorable; kept with --keep-unscorable, the build's self-check counts it as a violation."""
+    from benchsmith.cli import main
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "core.py").write_text("def make(n):\n    return n\n\n\ndef other(n):\n    return n\n")
+    (repo / "use.py").write_text("import core\n\nA = 1\nB = 2\nC = 3\nD = 4\n\n"
+                                 "value = (\n    core.make(\n        A + B,\n    )\n    .real\n)\n")
+    results = {}
+    for flag in ([], ["--keep-unscorable"]):
+        out = tmp_path / ("keep" if flag else "drop")
+        assert main(["build", "cceval", "--lang", "python", "--repo", str(repo), "--output", str(out),
+                     "--retrievers", "none", "--workers", "1", "--quiet", "--no-card", *flag]) == 0
+        results[bool(flag)] = json.loads((out / "python" / "stats.json").read_text())
+    dropped, kept = results[False], results[True]
+    assert dropped["dropped"].get("unscorable_groundtruth") == 1
+    assert dropped["self_consistency"]["default"]["violations"] == 0
+    assert kept["examples"] == dropped["examples"] + 1
+    assert kept["self_consistency"]["default"]["violations"] == 1
+    assert kept["self_consistency"]["default"]["violating"] == ["project_cc_python/repo/use.py:9:10"]
+    assert kept["self_consistency"]["compat"]["violations"] == 0
