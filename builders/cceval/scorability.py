@@ -52,10 +52,16 @@ class SelfScore:
 
 
 def self_scores(prompt: str, groundtruth: str, language: Language) -> list[SelfScore]:
-    """The groundtruth scored as its own prediction, in every mode that applies to ``language``."""
+    """The groundtruth scored as its own prediction, in every mode that applies to ``language``.  A scorer that
+    fails on the text (hostile input) scores it 0: such an example is unscorable too, and one bad file must not
+    cost its repository's shard."""
     out = []
     for mode in modes_for(language):
-        s = score_example("self", prompt, groundtruth, groundtruth, language, mode)
+        try:
+            s = score_example("self", prompt, groundtruth, groundtruth, language, mode)
+        except (ValueError, RecursionError, MemoryError, UnicodeError) as exc:
+            out.append(SelfScore(mode, 0, 0.0, f"<scorer failed: {type(exc).__name__}>"))
+            continue
         out.append(SelfScore(mode, s.em, s.es, s.pred_postprocessed))
     return out
 
