@@ -119,6 +119,7 @@ ENCLOSING_ENDS = frozenset({"attribute_list", "annotation", "marker_annotation",
 # Parents of ``case`` labels: a label that ends a statement (it is a child of a statement container, or of Java's
 # statement group) ends at its colon, not right before it.
 _LABEL_PARENTS = frozenset({"switch_section", "switch_case", "switch_block_statement_group"})
+_TRAILING_PUNCTUATION = frozenset({";", ","})
 
 
 def _statement_limit(tree, cursor_byte: int, containers: frozenset[str],
@@ -162,6 +163,12 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
             if line_end_terminators and leaf.end_byte == leaf.start_byte:
                 continue  # tree-sitter-go's zero-width end-of-file terminator is no token of the text
             if limit is not None and leaf.start_byte >= limit and not _is_comment(leaf):
+                # A node's end can leave its own `;` or `,` outside it (a TypeScript field or overload signature,
+                # a Java enum constant): on the same line, it belongs to the groundtruth, since the scorers keep
+                # whole lines and a model completing the line writes it.
+                if leaf.type in _TRAILING_PUNCTUATION and b"\n" not in data[limit:leaf.start_byte]:
+                    tokens += 1
+                    return Cut(leaf.end_byte, tokens)
                 return Cut(limit, tokens)
             if prev is not None and not _is_comment(leaf) and leaf.start_point[0] > prev.end_point[0]:
                 return Cut(prev.end_byte, tokens)

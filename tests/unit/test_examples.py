@@ -118,16 +118,20 @@ def full_cut(lang: str, text: str, marker: str = "§", path: str = "f") -> str:
         ("csharp", "class A {\n  [Category(Names.§Slow)] public void M() { }\n}", "Slow)]"),
         # ... a C# case label at its colon; an enum member before the next member
         ("csharp", "class A { int M(T o) { switch (o) { case Os.§Windows:\n return 1; } return 0; } }", "Windows:"),
-        ("csharp", "enum E {\n  A = Flags.§Read,\n  B = Flags.Write\n}", "Read"),
+        ("csharp", "enum E {\n  A = Flags.§Read,\n  B = Flags.Write\n}", "Read,"),
+        ("csharp", "enum E {\n  A = Flags.§Read\n}", "Read"),
         # Java annotations end with their closing parenthesis, not at the method's `{`
         ("java", "class A {\n  @Retry(times = Config.§TIMES)\n  public void m() { }\n}", "TIMES)"),
         ("java", "class A {\n  @§Tagged(\"x\")\n  public void m() { }\n}", 'Tagged("x")'),
         ("java", "class A { void m(T o) { switch (o) { case Os.§LINUX:\n return; } } }", "LINUX:"),
-        ("java", "enum E {\n  A(Conf.§a()),\n  B(Conf.b());\n}", "a())"),
+        ("java", "enum E {\n  A(Conf.§a()),\n  B(Conf.b());\n}", "a()),"),
         # TypeScript decorators; statements without `;` end with their node (the default scorer's rule)
         ("typescript", "@§Injectable()\nexport class X {\n}\n", "Injectable()"),
         ("typescript", "function f() {\n  return lib.§map(x => g(x))\n}\n", "map(x => g(x))"),
         ("typescript", "switch (o) {\n  case Kind.§A:\n    return 1;\n}\n", "A:"),
+        # ... and keep the `;` a member node leaves outside itself
+        ("typescript", "class K {\n  operator: lib.§Operator<T> | undefined;\n  x = 1;\n}\n", "Operator<T> | undefined;"),
+        ("typescript", "class K {\n  f(a: lib.§T): void;\n  f(a: any): void {}\n}\n", "T): void;"),
         # unchanged: the first terminator token still ends a statement or header
         ("typescript", "const m = `a ${lib.§b(1)} c`;\n", "b(1)} c`;"),
         ("csharp", 'class A { void M() { Log.§Info($"a {x} b"); } }', 'Info($"a {x} b");'),
