@@ -8,7 +8,8 @@ gets EM 100 / ES 100 in both.
 "before" builds with ``--first-reference-per-statement --keep-unscorable`` (the earlier selection, nothing dropped
 for being unscorable), "after" with the defaults (every reference a candidate, unscorable groundtruths dropped).
 Sources: werkzeug 3.0.3 (PyPI sdist), JPype1 1.5.0 (PyPI sdist), rxjs 7.8.1 (npm tarball), pythonnet 2.5.2 (PyPI
-sdist), downloaded once into the test cache (bench/_common.py).  TypeScript needs the pinned tsc
+sdist), downloaded once into the test cache (bench/_common.py); with ``--languages javascript,go`` also axios 1.7.9
+(npm) and hashicorp/hcl (the Debian package's Go sources).  TypeScript needs the pinned tsc
 (``scripts/setup_toolchains.sh`` or ``BENCHSMITH_TSC``).
 """
 
@@ -31,11 +32,19 @@ SOURCES = {
     "java": ("pypi", "JPype1==1.5.0", "JPype1-1.5.0.tar.gz"),
     "typescript": ("npm", "rxjs@7.8.1", "rxjs-7.8.1.tgz"),
     "csharp": ("pypi", "pythonnet==2.5.2", "pythonnet-2.5.2.tar.gz"),
+    # not built by default (--languages javascript,go): the scorer's compat mode does not know them
+    "javascript": ("npm", "axios@1.7.9", "axios-1.7.9.tgz"),
+    "go": ("dir", "golang-github-hashicorp-hcl-dev (apt)", "/usr/share/gocode/src/github.com/hashicorp/hcl"),
 }
+DEFAULT_LANGUAGES = ("python", "java", "typescript", "csharp")
 VARIANTS = {"before": ["--first-reference-per-statement", "--keep-unscorable"], "after": []}
 
 
 def fetch(kind: str, spec: str, filename: str) -> Path:
+    if kind == "dir":
+        if not Path(filename).is_dir():
+            raise SystemExit(f"{filename} missing: apt-get install {spec.split()[0]}")
+        return Path(filename)
     if kind == "pypi":
         found = [p for p in CACHE.glob("*") if p.name.lower() == filename.lower()]
         return found[0] if found else fetch_sdist(spec, filename)
@@ -72,6 +81,8 @@ def measure(split: Path, language: str | None = None) -> dict:
         raise SystemExit(f"{split}: no language (give --language)")
     figures = self_consistency(records, Language(lang))
     dropped = stats.get("dropped", {})
+    if dropped.get("toolchain_missing"):
+        print(f"warning: {split}: the {lang} toolchain was missing (see excluded.jsonl)", file=sys.stderr)
     return {"language": lang, "examples": len(records), **figures,
             "unscorable_dropped": dropped.get("unscorable_groundtruth", 0),
             "same_statement_dropped": dropped.get("same_statement", 0)}
@@ -95,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--split", action="append", type=Path, default=[], help="score this split (dir or .jsonl)")
     ap.add_argument("--language", help="language of --split files without stats.json")
-    ap.add_argument("--languages", default=",".join(SOURCES), help="languages to build (default: all four)")
+    ap.add_argument("--languages", default=",".join(DEFAULT_LANGUAGES),
+                    help=f"languages to build (default: the four of the paper; known: {', '.join(SOURCES)})")
     ap.add_argument("--output", type=Path, help="where to build (default: a temporary directory)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchsmith.cli import main
 from tests.invariants import check_split, load
 
@@ -128,3 +130,43 @@ def test_first_reference_per_statement_restores_the_earlier_rule(tmp_path):
     assert stats["dropped"]["same_statement"] >= 2  # both `generator.sequence_actual` behind a `tokenizer.decode`
     excluded = load(out / "python" / "excluded.jsonl")
     assert any(e["reason"] == "same_statement" and e["item_id"].endswith("example_ws.py:21:43") for e in excluded)
+
+
+# Two cross-file references in one statement, per language (the cutter with the analyzer's real statement rules;
+# the references are given, as an analyzer would report them): both become examples, the later one's groundtruth
+# runs from its cursor to the end of the statement.
+STATEMENTS = {
+    "python": ("f.py", "old_tail = tokenizer.decode(generator.sequence_actual[:, -n:])[0]\n",
+               "decode(generator.sequence_actual[:, -n:])[0]", "sequence_actual[:, -n:])[0]"),
+    "java": ("F.java", "class F { void m() {\n  String t = tokenizer.decode(generator.sequence(n));\n} }\n",
+             "decode(generator.sequence(n));", "sequence(n));"),
+    "typescript": ("f.ts", "const t = tokenizer.decode(generator.sequence(n))\nlet z = 1;\n",
+                   "decode(generator.sequence(n))", "sequence(n))"),
+    "javascript": ("f.js", "const t = tokenizer.decode(generator.sequence(n))\nlet z = 1\n",
+                   "decode(generator.sequence(n))", "sequence(n))"),
+    "csharp": ("F.cs", "class F { void M() {\n  var t = tokenizer.Decode(generator.Sequence(n));\n} }\n",
+               "Decode(generator.Sequence(n));", "Sequence(n));"),
+    "go": ("f.go", "package p\n\nfunc f() {\n\tt := tokenizer.Decode(generator.Sequence(n))\n\t_ = t\n}\n",
+           "Decode(generator.Sequence(n))", "Sequence(n))"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(STATEMENTS))
+def test_every_language_keeps_the_later_reference(language):
+    from benchsmith.analyzers import get_analyzer
+    from benchsmith.builders.cceval.examples import ExampleCutter
+    from benchsmith.files import SourceFile
+    from benchsmith.pipeline import Counter
+    from benchsmith.records import CrossFileRef
+
+    path, text, first_gt, later_gt = STATEMENTS[language]
+    refs = []
+    for symbol in (first_gt.split("(")[0], later_gt.split("(")[0].split("[")[0]):
+        offset = text.index(symbol)
+        line = text.count("\n", 0, offset)
+        refs.append(CrossFileRef(path, line, offset - (text.rfind("\n", 0, offset) + 1), symbol, "m", "m" + path[1:]))
+    counter = Counter()
+    examples = list(ExampleCutter(get_analyzer(language), {path: SourceFile(path, text)}, "r", counter=counter)(refs))
+    assert [e.groundtruth for e in examples] == [first_gt, later_gt]
+    assert examples[1].prompt.endswith("generator.")
+    assert not counter.dropped
