@@ -85,8 +85,9 @@ class Analyzer(abc.ABC):
 
     @classmethod
     def statement_parents(cls) -> frozenset[str]:
-        """``statement_containers`` plus, unless line ends terminate statements (Go has that rule instead),
-        ``BRACE_STATEMENT_CONTAINERS`` (unused for Python, whose statements are logical lines): the statement-end rule shared by the example builder and the scorer."""
+        """The statement-end rule shared by the example builder and the default scorer: ``statement_containers``
+        plus, unless line ends terminate statements (Go has that rule instead), ``BRACE_STATEMENT_CONTAINERS``
+        (unused for Python, whose statements are logical lines)."""
         if cls.line_end_terminators:
             return frozenset(cls.statement_containers)
         return frozenset(cls.statement_containers) | BRACE_STATEMENT_CONTAINERS

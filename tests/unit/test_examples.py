@@ -130,7 +130,8 @@ def full_cut(lang: str, text: str, marker: str = "§", path: str = "f") -> str:
         ("typescript", "function f() {\n  return lib.§map(x => g(x))\n}\n", "map(x => g(x))"),
         ("typescript", "switch (o) {\n  case Kind.§A:\n    return 1;\n}\n", "A:"),
         # ... and keep the `;` a member node leaves outside itself
-        ("typescript", "class K {\n  operator: lib.§Operator<T> | undefined;\n  x = 1;\n}\n", "Operator<T> | undefined;"),
+        ("typescript", "class K {\n  operator: lib.§Operator<T> | undefined;\n  x = 1;\n}\n",
+         "Operator<T> | undefined;"),
         ("typescript", "class K {\n  f(a: lib.§T): void;\n  f(a: any): void {}\n}\n", "T): void;"),
         # unchanged: the first terminator token still ends a statement or header
         ("typescript", "const m = `a ${lib.§b(1)} c`;\n", "b(1)} c`;"),

@@ -106,7 +106,8 @@ def test_cutter_and_filters_keep_only_scorable_examples_for_every_language():
                    "    Exceptions.RaiseTypeError($\"Cannot convert {name} here\");\n"
                    "    Exceptions.SetError(Exceptions.TypeError, name);\n  }\n}\n"),
         "python": ("f.py", "import lib\n" + PY_PAD + "revision = (\n    lib.Revision.query.filter(\n"
-                   "        lib.Page.name == name\n    )\n    .first()\n)\nold = lib.tok.decode(lib.gen.seq[:, -2:])[0]\n"),
+                   "        lib.Page.name == name\n    )\n    .first()\n)\n"
+                   "old = lib.tok.decode(lib.gen.seq[:, -2:])[0]\n"),
     }
     for lang, (path, text) in sources.items():
         analyzer = get_analyzer(lang)
