@@ -184,3 +184,13 @@ def test_unscorable_example_is_counted_by_the_build(tmp_path):
     assert kept["self_consistency"]["default"]["violations"] == 1
     assert kept["self_consistency"]["default"]["violating"] == ["project_cc_python/repo/use.py:9:10"]
     assert kept["self_consistency"]["compat"]["violations"] == 0
+
+
+def test_builder_and_default_scorer_end_statements_with_one_rule_set():
+    from benchsmith.analyzers import registry
+    from benchsmith.evaluate import metrics
+
+    for name, cls in registry().items():
+        assert metrics.rules(Language(name)).statement_parents == cls.statement_parents(), name
+    assert "switch_section" in registry()["csharp"].statement_parents()
+    assert registry()["go"].statement_parents() == frozenset()  # Go ends statements at line ends instead
