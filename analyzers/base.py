@@ -23,6 +23,15 @@ from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, Exclusion
 from benchsmith.runner import Backend, ContainerSpec
 
+# Node types (across the brace grammars) whose children are statements or members: a child's end is a statement
+# end even without a ``;`` token (TypeScript's automatic semicolons, enum constants, C#'s ``case X:`` labels).  The
+# example builder and the default scorer both read ``Analyzer.statement_parents()``, so a groundtruth always ends
+# where the scorer would cut an exact copy of it.
+BRACE_STATEMENT_CONTAINERS = frozenset(
+    {"program", "statement_block", "class_body", "switch_case", "switch_default", "block", "compilation_unit",
+     "declaration_list", "switch_section", "interface_body", "enum_body", "namespace_declaration"}
+)
+
 
 @dataclass
 class AnalysisResult:
@@ -73,6 +82,15 @@ class Analyzer(abc.ABC):
     statement_containers: ClassVar[frozenset[str]] = frozenset()
     # containers/<dockerfile>: the toolchain image for docker/podman backends
     dockerfile: ClassVar[str] = ""
+
+    @classmethod
+    def statement_parents(cls) -> frozenset[str]:
+        """The statement-end rule shared by the example builder and the default scorer: ``statement_containers``
+        plus, unless line ends terminate statements (Go has that rule instead), ``BRACE_STATEMENT_CONTAINERS``
+        (unused for Python, whose statements are logical lines)."""
+        if cls.line_end_terminators:
+            return frozenset(cls.statement_containers)
+        return frozenset(cls.statement_containers) | BRACE_STATEMENT_CONTAINERS
 
     def __init__(self, options: AnalyzerOptions | None = None) -> None:
         self.options = options or AnalyzerOptions()

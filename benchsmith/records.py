@@ -98,7 +98,9 @@ class Reason(StrEnum):
     PROMPT_TOO_SHORT = "prompt_too_short"
     DUPLICATE_GROUNDTRUTH = "duplicate_groundtruth"
     GROUNDTRUTH_IN_PROMPT = "groundtruth_in_prompt"
-    SAME_STATEMENT = "same_statement"
+    SAME_STATEMENT = "same_statement"  # only with --first-reference-per-statement
+    DUPLICATE_REFERENCE = "duplicate_reference"
+    UNSCORABLE_GROUNDTRUTH = "unscorable_groundtruth"
     PREDICTABLE_WITHOUT_CROSSFILE = "predictable_without_crossfile"
     # model-free predictability screens (builders/cceval/screens.py)
     PREDICTABLE_BY_COPY = "predictable_by_copy"

@@ -65,13 +65,8 @@ RESERVED_AS_IDENTIFIER = {
 _OTHER_IDENTIFIER_KINDS = frozenset({"label_name"})  # Go's `break outer`
 # Parents whose braces belong to an expression inside a string, not to a statement or block.
 _INTERPOLATION_PARENTS = frozenset({"template_substitution", "interpolation"})
-# Containers whose children are statements/members: a child's end is a statement end even without a `;`
-# (TypeScript's automatic semicolon insertion leaves no token to find).  An analyzer's own
-# ``statement_containers`` are added; languages whose automatic semicolons follow line ends (Go) use that rule.
-_STATEMENT_PARENTS = frozenset(
-    {"program", "statement_block", "class_body", "switch_case", "switch_default", "block", "compilation_unit",
-     "declaration_list", "switch_section", "interface_body", "enum_body", "namespace_declaration"}
-)
+# Containers whose children are statements/members (a child's end is a statement end even without a `;`) come
+# from ``Analyzer.statement_parents()``: the example builder cuts groundtruths with the same set.
 
 
 @dataclass(frozen=True)
@@ -108,7 +103,7 @@ def rules(language: Language) -> Rules:
         reserved=RESERVED_AS_IDENTIFIER.get(language, frozenset()),
         terminators=None if terminators is None else frozenset(terminators),
         line_end_terminators=line_end,
-        statement_parents=frozenset(cls.statement_containers) | (frozenset() if line_end else _STATEMENT_PARENTS),
+        statement_parents=cls.statement_parents(),
     )
 
 

@@ -249,6 +249,18 @@ def _update_stats(stats_path: Path, excluded_path: Path, drop: set[str], example
     if "repositories_with_examples" in stats and isinstance(stats.get("per_repository"), list):
         stats["repositories_with_examples"] = sum(1 for r in stats["per_repository"]
                                                   if isinstance(r, dict) and r.get("examples"))
+    if isinstance(stats.get("self_consistency"), dict):
+        # the build's self-check (builders/cceval/scorability) must describe the examples still kept
+        from benchsmith.builders.cceval.scorability import self_consistency
+        from benchsmith.jsonio import read_jsonl
+        from benchsmith.records import Language
+
+        try:
+            language = Language(stats.get("language"))
+        except ValueError:
+            language = None
+        if language is not None:
+            stats["self_consistency"] = self_consistency(read_jsonl(stats_path.parent / SPLIT), language)
     stats["screen"] = {"model": opts.model_label, "backend": opts.backend_label, "rule": RULE,
                        "max_new_tokens": opts.max_new_tokens, "dropped": len(drop),
                        "dropped_task_ids": sorted(drop | accounted)}

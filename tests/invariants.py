@@ -44,4 +44,16 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
         # An aliased import (`from m import a as b`, `import { a as b }`) uses b; the defining file declares a.
         names.update(re.findall(rf"\b(\w+)\s+as\s+{re.escape(symbol)}\b", text))
         assert any(re.search(rf"\b{re.escape(n)}\b", definition) for n in names), (meta["task_id"], symbol, defining)
+    check_self_consistency(examples)
     return examples
+
+
+def check_self_consistency(examples: list[dict]) -> None:
+    """Scorable by construction: each groundtruth, given as the prediction, gets EM 100 / ES 100 from the released
+    scorer (compat mode, its four languages) and from the default scorer."""
+    from benchsmith.builders.cceval.scorability import self_scores
+    from benchsmith.records import Language
+
+    for ex in examples:
+        for s in self_scores(ex["prompt"], ex["groundtruth"], Language(ex["metadata"]["language"])):
+            assert s.ok, (ex["metadata"]["task_id"], s.mode.value, s.em, s.es, ex["groundtruth"], s.kept)

@@ -64,6 +64,7 @@ class BuildConfig:
     retrieval: dict[str, Any] = field(default_factory=dict)  # extra RetrievalConfig fields
     max_per_repo: int | None = None
     seed: int = 0
+    first_reference_per_statement: bool = False  # the earlier cutting rule (ExampleCutter.first_per_statement)
     workers: int | None = None
     executor: ExecutorKind = ExecutorKind.LOCAL
     ray_address: str | None = None
@@ -206,6 +207,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
 
     counter = Counter(sink=sink)
     extra_files: dict[str, list] = {}
+    self_check = None
     try:
         examples = _repo_examples(task, tmp_root, counter, summary, extra_files)
         with AtomicWriter(staging / SPLIT_FILE) as w:
@@ -216,6 +218,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
             with AtomicWriter(staging / f"{key}.jsonl") as w:
                 for ex in records:
                     w.write_record(ex.to_dict())
+        self_check = shard_self_consistency(staging / SPLIT_FILE, cfg.language)
     except Exception as exc:  # noqa: BLE001 - a bug on one repository must not lose the others
         tb = traceback.format_exc(limit=3).strip().splitlines()
         counter.drop(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR,
@@ -233,7 +236,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     summary.seconds = time.monotonic() - start
     stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
              "files": summary.files, "dropped": dict(sorted(counter.dropped.items())),
-             "kept": dict(sorted(counter.kept.items()))}
+             "kept": dict(sorted(counter.kept.items())),
+             "self_consistency": self_check}
     write_json(staging / STATS_FILE, stats)
     # An unpinned git URL resolved to the commit actually cloned; an unresolvable source never resumes.
     fp = summary.fingerprint = shard_fingerprint(cfg, task.name, summary.identity, toolchain)
@@ -344,7 +348,8 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
     if not result.refs:
         exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
     cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter,
-                           on_file=lambda done, total: progress.update("cutting examples", done, total))
+                           on_file=lambda done, total: progress.update("cutting examples", done, total),
+                           first_per_statement=cfg.first_reference_per_statement)
     examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter),
                           *profile_screens(cfg.screens, counter)))
     if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
@@ -522,6 +527,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),
         "screens": _screens_stats(config),
+        "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
     return stats
@@ -531,6 +537,29 @@ def _screens_stats(config: BuildConfig) -> dict:
     names = PROFILES[ScreenProfile(config.screens)]
     return {"profile": ScreenProfile(config.screens).value,
             "applied": [{"screen": n.value, "reason": SCREENS[n].reason.value} for n in names]}
+
+
+# The build's own final check: every kept example, its groundtruth given as the prediction, scored in compat and
+# default mode (``scorability``); the violation counts go into stats.json and should be zero.  Each shard scores
+# the split it writes (so a resumed build does not rescore finished repositories) and the merge adds the sums.
+
+def shard_self_consistency(split: Path, language: str) -> dict:
+    from benchsmith.builders.cceval import scorability
+    from benchsmith.records import Language
+
+    return scorability.raw_tallies(scorability.tally(read_jsonl(split), Language(language)))
+
+
+def merged_self_consistency(shards: list[Path], language: str) -> dict:
+    from benchsmith.builders.cceval import scorability
+    from benchsmith.records import Language
+
+    parts = []
+    for shard in shards:
+        part = json.loads((shard / STATS_FILE).read_text()).get("self_consistency")
+        # a shard without the sums (a failed task's) is scored from its own split file
+        parts.append(part if part is not None else shard_self_consistency(shard / SPLIT_FILE, language))
+    return scorability.figures(scorability.merge_raw(parts, Language(language)))
 
 
 def iter_examples(path: str | os.PathLike):

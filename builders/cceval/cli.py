@@ -60,6 +60,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     f.add_argument("--min-prompt-lines", type=int, default=5)
     f.add_argument("--no-dedup", action="store_true")
     f.add_argument("--no-leakage-filter", action="store_true")
+    f.add_argument("--first-reference-per-statement", action="store_true",
+                   help="one example per statement, at its first cross-file reference (the earlier rule; default: "
+                        "every reference, as CrossCodeEval's released data)")
+    f.add_argument("--keep-unscorable", action="store_true",
+                   help="keep examples whose exact groundtruth the scorers cannot give full marks (to measure them)")
     f.add_argument("--max-per-repo", type=int, help="sample at most N examples per repository (seeded)")
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--screens", default=ScreenProfile.DEFAULT.value, choices=[m.value for m in ScreenProfile],
@@ -110,7 +115,8 @@ def config_from_args(args: argparse.Namespace):
                                       args.max_repo_bytes),
         file_limits=FileLimits(max_bytes=args.max_file_bytes, max_lines=args.max_file_lines),
         example_filters=ExampleFilterConfig(args.min_tokens, args.max_tokens, args.min_prompt_lines,
-                                            not args.no_dedup, not args.no_leakage_filter),
+                                            not args.no_dedup, not args.no_leakage_filter,
+                                            scorable=not args.keep_unscorable),
         backend=args.backend,
         timeout=args.timeout,
         retrievers=retrievers,
@@ -118,6 +124,7 @@ def config_from_args(args: argparse.Namespace):
         screens=ScreenProfile(args.screens),
         max_per_repo=args.max_per_repo,
         seed=args.seed,
+        first_reference_per_statement=args.first_reference_per_statement,
         workers=args.workers,
         executor=args.executor,
         ray_address=args.ray_address,

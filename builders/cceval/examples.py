@@ -6,8 +6,10 @@ of the statement, as CrossCodeEval cuts it:
   the end of the simple statement when ``;`` separates several on one line; a trailing comment is not included.
 - brace languages: through the first ``;``, ``{`` or ``}`` token after the cursor, possibly over several lines;
   with automatic semicolons (Go: ``Analyzer.line_end_terminators``) also through the last token of a line that
-  the language's lexer would end with a semicolon, and with ``Analyzer.statement_containers`` (JavaScript's
-  automatic semicolons) no later than the end of the innermost statement around the cursor.
+  the language's lexer would end with a semicolon, and otherwise no later than the end of the innermost statement
+  or member around the cursor (``Analyzer.statement_parents()``, the set the default scorer cuts with: TypeScript
+  and JavaScript statements without ``;``, enum constants, ``case X:`` labels with their colon); a cursor inside
+  an attribute, annotation, decorator or enum member ends with it (``ENCLOSING_ENDS``).
 Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment never ends a statement.
 ``prompt + groundtruth + right_context`` is the file's text, always.
 """
@@ -110,32 +112,64 @@ def _counts(leaf) -> bool:
     return not _is_comment(leaf) and leaf.type not in _STRING_PARTS
 
 
-def _statement_limit(tree, cursor_byte: int, containers: frozenset[str]) -> int | None:
-    """End byte of the innermost node around ``cursor_byte`` whose parent is a statement container."""
+# Parts of a declaration that are no statement: a groundtruth starting inside one ends with it, instead of running
+# through the declaration header that follows to its ``{`` (C# ``[Obsolete("...")]`` before ``class X {``, Java
+# ``@Foo(...)`` before a method, a TypeScript decorator, a C# enum member before the next one).
+ENCLOSING_ENDS = frozenset({"attribute_list", "annotation", "marker_annotation", "decorator",
+                            "enum_member_declaration"})
+# Parents of ``case`` labels: a label that ends a statement (it is a child of a statement container, or of Java's
+# statement group) ends at its colon, not right before it.
+_LABEL_PARENTS = frozenset({"switch_section", "switch_case", "switch_block_statement_group"})
+_TRAILING_PUNCTUATION = frozenset({";", ","})
+
+
+def _statement_limit(tree, cursor_byte: int, containers: frozenset[str],
+                     enclosing: frozenset[str] = frozenset()) -> int | None:
+    """End byte of the innermost node around ``cursor_byte`` whose parent is a statement container (a ``case``
+    label: with its colon), or of an ``enclosing`` node (attribute, annotation ...) around it, whichever is
+    innermost."""
     node = tree.root_node.descendant_for_byte_range(cursor_byte, cursor_byte)
     while node is not None and node.parent is not None:
-        if node.parent.type in containers and node.end_byte > cursor_byte and not node.has_error:
+        if node.type in enclosing and node.end_byte > cursor_byte and not node.has_error:
             return node.end_byte
-        node = node.parent
+        parent = node.parent
+        if parent.type in _LABEL_PARENTS and node.end_byte > cursor_byte and not node.has_error:
+            after = node.next_sibling
+            if after is not None and after.type == ":":
+                return after.end_byte
+            if parent.type in containers:
+                return node.end_byte
+        elif parent.type in containers and node.end_byte > cursor_byte and not node.has_error:
+            return node.end_byte
+        node = parent
     return None
 
 
 def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[str] | None,
                   line_end_terminators: frozenset[str] = frozenset(),
-                  statement_containers: frozenset[str] = frozenset()) -> Cut | None:
+                  statement_containers: frozenset[str] = frozenset(),
+                  enclosing: frozenset[str] = frozenset()) -> Cut | None:
     """Where the statement containing ``cursor_byte`` ends (exclusive byte offset) and how many tokens it spans.
 
     ``line_end_terminators``: token types after which a line break is an (automatic) terminator (Go).
     ``statement_containers``: the statement also ends with the innermost node whose parent has one of these
-    types (JavaScript's automatic semicolons leave no token)."""
+    types (automatic semicolons leave no token; ``Analyzer.statement_parents()``).
+    ``enclosing``: node types (``ENCLOSING_ENDS``) that end the groundtruth with their own end."""
     tokens = 0
     if terminators is not None:
-        limit = _statement_limit(tree, cursor_byte, statement_containers) if statement_containers else None
+        limit = (_statement_limit(tree, cursor_byte, statement_containers, enclosing)
+                 if statement_containers or enclosing else None)
         prev = None  # the last non-comment token, when a line break after it would end the statement
         for leaf in _leaves_from(tree.root_node, cursor_byte):
             if line_end_terminators and leaf.end_byte == leaf.start_byte:
                 continue  # tree-sitter-go's zero-width end-of-file terminator is no token of the text
             if limit is not None and leaf.start_byte >= limit and not _is_comment(leaf):
+                # A node's end can leave its own `;` or `,` outside it (a TypeScript field or overload signature,
+                # a Java enum constant): on the same line, it belongs to the groundtruth, since the scorers keep
+                # whole lines and a model completing the line writes it.
+                if leaf.type in _TRAILING_PUNCTUATION and b"\n" not in data[limit:leaf.start_byte]:
+                    tokens += 1
+                    return Cut(leaf.end_byte, tokens)
                 return Cut(limit, tokens)
             if prev is not None and not _is_comment(leaf) and leaf.start_point[0] > prev.end_point[0]:
                 return Cut(prev.end_byte, tokens)
@@ -185,24 +219,39 @@ def _parse_view(data: bytes, analyzer: Analyzer) -> bytes:
     return data
 
 
+def groundtruth_cut(analyzer: type[Analyzer] | Analyzer, tree, data: bytes, cursor_byte: int) -> Cut | None:
+    """``statement_end`` with every rule of ``analyzer``'s language, as the example cutter applies them."""
+    cls = analyzer if isinstance(analyzer, type) else type(analyzer)
+    return statement_end(tree, data, cursor_byte, cls.statement_terminators, cls.line_end_terminators,
+                         cls.statement_parents(), ENCLOSING_ENDS)
+
+
 def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:
     """Stable across runs and independent of which other examples survive the filters."""
     return f"project_cc_{language}/{repository}/{file}:{line + 1}:{column + 1}"
 
 
 class ExampleCutter(Step[CrossFileRef]):
-    """Refs of one repository -> examples (one per statement: the first cursor wins)."""
+    """Refs of one repository -> examples, one per cross-file reference.
+
+    Every reference is a candidate, a later one in the same statement too: CrossCodeEval's released
+    ``project_cc_python/62`` puts its cursor on the second reference of
+    ``old_tail = tokenizer.decode(generator.sequence_actual[:, -max_stop_string:])[0]`` (prompt ending in
+    ``generator.``), the groundtruth running from there to the end of the statement.  ``first_per_statement``
+    restores the earlier rule (the first cursor of a statement wins, later ones are dropped as
+    ``same_statement``), e.g. to rebuild a split made with it."""
 
     stage = Stage.EXAMPLE_BUILDER
 
     def __init__(self, analyzer: Analyzer, files: dict[str, SourceFile], repository: str, commit: str | None = None,
-                 counter=None, on_file=None) -> None:
+                 counter=None, on_file=None, first_per_statement: bool = False) -> None:
         super().__init__(counter)
         self.on_file = on_file  # progress: called with (files done, files total)
         self.analyzer = analyzer
         self.files = files
         self.repository = repository
         self.commit = commit
+        self.first_per_statement = first_per_statement
 
     def run(self, refs: Iterable[CrossFileRef]) -> Iterator[CompletionExample]:
         by_file: dict[str, list[CrossFileRef]] = {}
@@ -223,6 +272,7 @@ class ExampleCutter(Step[CrossFileRef]):
             data = _parse_view(idx.data, self.analyzer)
             tree = parser_for(self.analyzer, path).parse(data)
             covered_until = -1  # char offset where the previous example's groundtruth ends
+            last_cursor = -1
             for r in file_refs:
                 tid = make_task_id(lang, self.repository, path, r.line, r.column)
                 cursor = idx.offset(r.line, r.column)
@@ -230,12 +280,16 @@ class ExampleCutter(Step[CrossFileRef]):
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, f"{r.symbol!r} not at {r.line + 1}:{r.column + 1}",
                               self.repository)
                     continue
-                if cursor < covered_until:
+                if cursor == last_cursor:  # two diagnostics on one name: one example (the task id is the place)
+                    self.drop(tid, Reason.DUPLICATE_REFERENCE, f"another reference to {r.symbol!r} at the same place",
+                              self.repository)
+                    continue
+                last_cursor = cursor
+                if self.first_per_statement and cursor < covered_until:
                     self.drop(tid, Reason.SAME_STATEMENT, "another reference earlier in the same statement",
                               self.repository)
                     continue
-                cut = statement_end(tree, data, idx.to_byte(cursor), self.analyzer.statement_terminators,
-                                    self.analyzer.line_end_terminators, self.analyzer.statement_containers)
+                cut = groundtruth_cut(self.analyzer, tree, data, idx.to_byte(cursor))
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
                     continue

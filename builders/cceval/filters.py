@@ -15,6 +15,7 @@ class ExampleFilterConfig:
     min_prompt_lines: int = 5  # non-empty lines before the cursor
     dedup: bool = True
     leakage: bool = True
+    scorable: bool = True  # drop what the scorers can never give full marks (off only to measure the problem)
 
 
 class GroundtruthLength(Filter[CompletionExample]):
@@ -78,8 +79,26 @@ class GroundtruthInPrompt(Filter[CompletionExample]):
         return None
 
 
+class ScorableGroundtruth(Filter[CompletionExample]):
+    """An exact copy of the groundtruth must score EM 100 / ES 100 in compat and default mode; the cases and why
+    they are dropped rather than cut are in ``scorability``.  Before the dedup filter, so that dropping an
+    unscorable example never takes a scorable twin with it."""
+
+    stage = Stage.EXAMPLE_FILTER
+
+    def check(self, ex: CompletionExample):
+        from benchsmith.builders.cceval import scorability
+
+        bad = scorability.unscorable(ex.prompt, ex.groundtruth, scorability.example_language(ex))
+        if bad is not None:
+            return Reason.UNSCORABLE_GROUNDTRUTH, scorability.describe(bad, ex.groundtruth)
+        return None
+
+
 def default_filters(cfg: ExampleFilterConfig, counter) -> list[Filter]:
     steps: list[Filter] = [GroundtruthLength(cfg, counter), PromptLength(cfg, counter)]
+    if cfg.scorable:
+        steps.append(ScorableGroundtruth(counter))
     if cfg.leakage:
         steps.append(GroundtruthInPrompt(counter))
     if cfg.dedup:

@@ -122,6 +122,8 @@ def test_the_rest_of_the_run_completes(hostile):
         "p\u00e4ck\u00e4ge/" in e["item_id"] for e in read(out / "excluded.jsonl"))
     stats = json.loads((out / "stats.json").read_text())
     assert [r["repository"] for r in stats["per_repository"]] == list(names.values())
+    # scorable by construction, hostile input included
+    assert stats["self_consistency"]["compat"]["violations"] == stats["self_consistency"]["default"]["violations"] == 0
 
 
 def test_unresolvable_url_says_why(hostile):

@@ -15,7 +15,7 @@ from benchsmith.cli import main
 from benchsmith.files import snapshot
 from benchsmith.records import Reason
 from benchsmith.sources import extract_archive
-from tests.invariants import CCEVAL_KEYS, CCEVAL_META, load
+from tests.invariants import CCEVAL_KEYS, CCEVAL_META, check_self_consistency, load
 
 pytestmark = pytest.mark.slow
 
@@ -96,6 +96,7 @@ def test_rxjs_build_through_cli(rxjs_src, tmp_path):
     assert len(examples) >= 200
     ids = [e["metadata"]["task_id"] for e in examples]
     assert len(ids) == len(set(ids))
+    check_self_consistency(examples)
     for ex in examples:
         assert list(ex)[:4] == CCEVAL_KEYS
         meta = ex["metadata"]

@@ -101,7 +101,8 @@ def _write_split(root, examples, lang="python"):
                  "examples": sum(1 for e in examples if e.metadata.repository == r), "excluded": int(r == "repo_a")}
                 for r in ("repo_a", "repo_b")]
     stats = {"language": lang, "repositories": 2, "repositories_with_examples": 2, "examples": len(examples),
-             "files": 6, "dropped": {"groundtruth_too_short": 1}, "per_repository": per_repo}
+             "files": 6, "dropped": {"groundtruth_too_short": 1}, "per_repository": per_repo,
+             "self_consistency": {"compat": None, "default": {"examples": len(examples)}}}
     (d / "stats.json").write_text(json.dumps(stats, indent=2) + "\n", "utf-8")
     return d
 
@@ -145,6 +146,9 @@ def test_screen_drops_exactly_the_predictable_examples(model_dir, plan, tmp_path
         assert row["examples"] == sum(1 for e in examples if e.metadata.repository == row["repository"]) - lost
         assert row["excluded"] == int(row["repository"] == "repo_a") + lost
     assert sorted(stats["screen"]["dropped_task_ids"]) == sorted(predictable)
+    # the build's self-check is redone on what is kept
+    checked = stats["self_consistency"]
+    assert checked["default"]["examples"] == checked["compat"]["examples"] == len(kept)
     java_kept = [e.task_id for e in examples[:3] if e.task_id not in predictable]
     assert _ids(other / "line_completion.jsonl") == java_kept
 
