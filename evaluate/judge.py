@@ -35,7 +35,7 @@ from .sandbox import ExecResult, Verdict
 CALL = "_bs_call_"
 RECORD_LIMIT = 1 << 20  # bytes of one encoded return value
 SEQ_LIMIT = 1 << 20  # elements/characters a parent-side operation may create
-STEP_LIMIT = 200_000  # AST nodes one assertion may evaluate (lambdas called per element included)
+STEP_LIMIT = 2_000_000  # AST nodes one assertion may evaluate (lambdas called per element included)
 _HARNESS = (Path(__file__).with_name("judge_harness.py")).read_text(encoding="utf-8")
 
 

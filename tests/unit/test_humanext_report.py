@@ -136,7 +136,10 @@ def test_scores_two_models_into_one_report(inputs):
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 2 * 9 + 9  # stage-1 and the invalid pair are not scored
     by = {(s["model"], s["task_id"], s["sample"]): s for s in samples}
-    assert by[("hostile", "p1/direct", 0)]["detail"] == "exited with status 0 before the tests finished"
+    # judged in the parent: the call that exits is a call that did not return
+    assert by[("hostile", "p1/direct", 0)]["detail"] == "assert candidate(1) == 3: the candidate raised SystemExit: 0"
+    assert by[("hostile", "p1/stage2", 0)]["verdict"] == "failed"  # os._exit(0) inside the call
+    assert results["judging"] == {"judged_in_parent": 27, "exit_status": 0, "exit_status_reasons": {}}
     assert by[("hostile", "p2/direct", 0)]["verdict"] == "timeout"
     assert by[("hostile", "p1/multi/0", 0)]["verdict"] == "output_limit"
     assert by[("hostile", "p1/oracle", 0)]["style"] == "unparseable"
