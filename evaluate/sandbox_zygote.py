@@ -241,52 +241,68 @@ def cgroup_read(name):
         os.close(fd)
 
 
+RUN_CGROUP = {"name": None, "memory": None, "oom": 0}
+
+
+def oom_kills(name):
+    for line in cgroup_read(name + "/" + CGROUP_FILES[CGROUP["version"]]["events"]).splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return 0
+
+
 def make_run_cgroup(req):
-    """A memory cgroup for this run (its whole process tree); returns its name, or None without cgroups."""
+    """The memory cgroup for this run (its whole process tree); its name, or None without cgroups.
+
+    Runs are strictly sequential and every process of a run is gone before the next one starts, so one cgroup
+    serves them all (making and removing a memory cgroup per run costs more than a small program): only the
+    limit is rewritten when it changes, and OOM kills are counted as the difference across the run."""
     if CGROUP["fd"] is None or not req.get("memory"):
         return None
-    name = "r%d" % RUNS[0]
     files = CGROUP_FILES[CGROUP["version"]]
-    try:
-        os.rmdir(name, dir_fd=CGROUP["fd"])  # left over from a killed predecessor with our counter
-    except OSError:
-        pass
-    os.mkdir(name, dir_fd=CGROUP["fd"])
-    for i, limit in enumerate(files["limit"]):
+    if RUN_CGROUP["name"] is None:
+        name = "run"
         try:
-            cgroup_write(name + "/" + limit, req["memory"])
-        except OSError:
-            if i == 0:  # the memory limit itself is required; memory+swap only where swap accounting exists
-                raise
-    if "swap" in files:
+            os.mkdir(name, dir_fd=CGROUP["fd"])
+        except FileExistsError:
+            pass
+        RUN_CGROUP["name"] = name
+        if "swap" in files:
+            try:
+                cgroup_write(name + "/" + files["swap"], 0)
+            except OSError:
+                pass
+    name = RUN_CGROUP["name"]
+    if RUN_CGROUP["memory"] != req["memory"]:
+        limits = files["limit"]
+        # v1 wants memory <= memory+swap at every step: lower the memory limit first, raise memory+swap first
+        # (the first write goes against an unlimited memory+swap)
+        previous = RUN_CGROUP["memory"]
+        order = limits if previous is None or previous > req["memory"] else tuple(reversed(limits))
+        for limit in order:
+            try:
+                cgroup_write(name + "/" + limit, req["memory"])
+            except OSError:
+                if limit == limits[0]:  # the memory limit itself is required; memory+swap where it exists
+                    raise
+        RUN_CGROUP["memory"] = req["memory"]
+    if CGROUP["version"] == 1:
         try:
-            cgroup_write(name + "/" + files["swap"], 0)
+            cgroup_write(name + "/" + files["peak"], 0)  # reset the high-water mark
         except OSError:
             pass
+    RUN_CGROUP["oom"] = oom_kills(name)
     req["cgroup_fd"] = os.open(name + "/cgroup.procs", os.O_WRONLY, dir_fd=CGROUP["fd"])
     return name
 
 
 def finish_run_cgroup(name):
-    """(OOM kills, peak bytes) of the run, then remove its (now empty) cgroup."""
+    """(OOM kills during the run, peak bytes)."""
     if name is None:
         return 0, None
-    files = CGROUP_FILES[CGROUP["version"]]
-    oom = 0
-    for line in cgroup_read(name + "/" + files["events"]).splitlines():
-        key, _, value = line.partition(" ")
-        if key == "oom_kill" and value.strip().isdigit():
-            oom = int(value)
-    peak = cgroup_read(name + "/" + files["peak"]).strip()
-    for _ in range(50):
-        try:
-            os.rmdir(name, dir_fd=CGROUP["fd"])
-            break
-        except FileNotFoundError:
-            break
-        except OSError:  # tasks still being torn down
-            select.select([], [], [], 0.01)
-    return oom, int(peak) if peak.isdigit() else None
+    peak = cgroup_read(name + "/" + CGROUP_FILES[CGROUP["version"]]["peak"]).strip()
+    return oom_kills(name) - RUN_CGROUP["oom"], int(peak) if peak.isdigit() else None
 
 
 def run_request(sock, req, out_fd, err_fd):
@@ -551,6 +567,11 @@ def main():
         control.send(json.dumps(ready).encode())
         serve(control)
         kill_everything()
+        if RUN_CGROUP["name"] is not None:
+            try:
+                os.rmdir(RUN_CGROUP["name"], dir_fd=CGROUP["fd"])
+            except OSError:
+                pass  # the caller removes the whole directory
         os._exit(0)
     control.close()
     while True:
