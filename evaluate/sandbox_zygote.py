@@ -13,9 +13,9 @@ namespace (``hidepid=invisible``: programs see only their own processes) and pri
 /var/tmp and /dev/shm.  The network namespace has nothing but a loopback device that is down.
 
 Each request is served strictly one at a time: ``Z`` writes the program (received as a memfd) to a fresh
-``/tmp/run-N`` owned by the run's uid, creates the run's memory cgroup (when the caller gave one: the limit then
-holds for the program's whole process tree, shared memory and tmpfs files included) and forks the program ``H``,
-which joins that cgroup, unshares a fresh **IPC namespace** (System V objects and POSIX queues die with the run;
+``/tmp/run-N`` owned by the run's uid, sets the memory limit of the run cgroup it sits in (when the caller gave
+one: the limit then holds for the program's whole process tree, shared memory and tmpfs files included) and
+forks the program ``H``, which unshares a fresh **IPC namespace** (System V objects and POSIX queues die with the run;
 shared memory is capped by the namespace's ``shmall``/``shmmax`` at the memory limit), takes its own session,
 stdin from /dev/null, stdout/stderr to the caller's pipes, every other descriptor closed (the control socket
 included), cwd = that directory, rlimits, no-new-privileges, a throwaway uid/gid with no supplementary groups, a
@@ -72,10 +72,12 @@ def recv_request(sock):
 
 def enter_run_namespaces(req):
     """In H, still root: join the run's memory cgroup, get a fresh IPC namespace capped at the memory limit."""
-    procs = req.get("cgroup_fd")
-    if procs is not None:
-        os.write(procs, b"0")  # "0" = the writer: H, and everything it will start
-        os.close(procs)
+    procs = req.get("cgroup")
+    if procs:
+        # forked inside the run's cgroup already (Z lives there): when the tree is over its limit, the OOM
+        # killer must pick the program's processes (they inherit this), never Z
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
     check(libc.unshare(CLONE_NEWIPC), "unshare(CLONE_NEWIPC)")
     memory = req.get("memory")
     if memory:
@@ -85,7 +87,7 @@ def enter_run_namespaces(req):
                 with open("/proc/sys/kernel/" + name, "w") as f:
                     f.write(str(value))
             except OSError:
-                if procs is None:
+                if not procs:
                     raise
 
 
@@ -267,6 +269,14 @@ def make_run_cgroup(req):
             os.mkdir(name, dir_fd=CGROUP["fd"])
         except FileExistsError:
             pass
+        # Z moves into the run cgroup itself, once: every H is then forked inside it, and no run pays for a
+        # migration (writing cgroup.procs waits for an RCU grace period: milliseconds on a busy machine).
+        # Z's pages stay charged where they were first touched, and each H raises its own OOM score, so the
+        # kernel kills the program's processes, not Z (if it ever did, the caller replaces the server).
+        try:
+            cgroup_write(name + "/cgroup.procs", 0)
+        except OSError as exc:
+            raise OSError(exc.errno, "joining the run cgroup: %s" % exc.strerror) from None
         RUN_CGROUP["name"] = name
         if "swap" in files:
             try:
@@ -293,7 +303,7 @@ def make_run_cgroup(req):
         except OSError:
             pass
     RUN_CGROUP["oom"] = oom_kills(name)
-    req["cgroup_fd"] = os.open(name + "/cgroup.procs", os.O_WRONLY, dir_fd=CGROUP["fd"])
+    req["cgroup"] = name
     return name
 
 
@@ -330,8 +340,6 @@ def run_request(sock, req, out_fd, err_fd):
         os._exit(125)
     os.close(out_fd)
     os.close(err_fd)
-    if req.get("cgroup_fd") is not None:
-        os.close(req.pop("cgroup_fd"))
     sock.send(json.dumps({"pid": h}).encode())
     status = wait_or_kill(sock, h)
     kill_everything()
@@ -567,11 +575,6 @@ def main():
         control.send(json.dumps(ready).encode())
         serve(control)
         kill_everything()
-        if RUN_CGROUP["name"] is not None:
-            try:
-                os.rmdir(RUN_CGROUP["name"], dir_fd=CGROUP["fd"])
-            except OSError:
-                pass  # the caller removes the whole directory
         os._exit(0)
     control.close()
     while True:

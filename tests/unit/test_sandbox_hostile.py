@@ -751,14 +751,24 @@ def test_expected_values_are_not_in_the_programs_reach(strict):
                     hay.append(repr(obj)[:10000])
                 except Exception:
                     pass
-            needle = str(int('50') * 100 + 40)  # never a constant here: this code is in the haystack
+            import re
+            # the assertion's text, or the number on its own (not inside an address); never a constant here:
+            # this code is in the haystack too
+            number = str(int('50') * 100 + 40)
+            needles = [re.compile(r'candidate\\(7\\)\\s*==\\s*(\\d+)'),
+                       re.compile(r'(?<![0-9a-fA-Fx])(' + number + r')(?![0-9a-fA-F])')]
             for s in hay:
-                if needle in s:
-                    return int(needle)
+                for needle in needles:
+                    m = needle.search(s)
+                    if m:
+                        return int(m.group(1))
             return 0
     """)
     j, res = _judged(strict, source)
     assert j.verdict is Verdict.FAILED and j.returned == "0", (j.detail, res.stderr[-500:])
+    # the search itself works: with the tests in the program, as before, it finds the answer and passes
+    leaky = strict.run(source + "\n" + FACT_TESTS.replace("candidate(3) == 6", "candidate(3) in (0, 6)"))
+    assert leaky.verdict is Verdict.PASSED, leaky.stderr[-500:]
     _channel_is_clean(res, token)
     _assert_nothing_left(token)
 
