@@ -453,10 +453,14 @@ def interpreter_dirs():
     return out
 
 
-def bind_tree(src, root):
+def bind_tree(src, fd, root):
+    """Bind ``src`` (held open as ``fd``: the staging tmpfs may cover it by now) at the same path in root."""
     dst = root + src
     os.makedirs(dst, exist_ok=True)
-    mount(src, dst, None, MS_BIND | MS_REC, None, "bind " + src)
+    try:
+        mount("/proc/self/fd/%d" % fd, dst, None, MS_BIND | MS_REC, None, "bind " + src)
+    finally:
+        os.close(fd)
 
 
 def private_filesystem(cfg):
@@ -465,20 +469,29 @@ def private_filesystem(cfg):
     scratch_mb = int(cfg.get("scratch_mb", 64))
     check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
     root = NEW_ROOT
-    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755", "mount the new root")
-    bound = []
+    # everything to show is opened (O_PATH) before the staging tmpfs goes over /tmp: an interpreter or a venv
+    # under /tmp stays reachable as /proc/self/fd/N
+    links, trees, devices = {}, [], {}
     for top in SYSTEM_TOPS:
         src = "/" + top
         if os.path.islink(src):
-            os.symlink(os.readlink(src), root + src)
+            links[src] = os.readlink(src)
         elif os.path.isdir(src):
-            bind_tree(src, root)
-            bound.append(src)
+            trees.append(src)
     for d in interpreter_dirs():
         # a top that is a symlink (/lib -> usr/lib) resolves into a bound tree already
-        if not under(d, bound):
-            bind_tree(d, root)
-            bound.append(d)
+        if not under(d, trees):
+            trees.append(d)
+    held = {src: os.open(src, os.O_PATH | os.O_DIRECTORY) for src in trees}
+    for name in DEVICES:
+        devices[name] = os.open("/dev/" + name, os.O_PATH)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755", "mount the new root")
+    for src, target in links.items():
+        os.symlink(target, root + src)
+    bound = []
+    for src in trees:
+        bind_tree(src, held.pop(src), root)
+        bound.append(src)
     # hidden paths that a bound tree would still show: covered by an empty read-only tmpfs (a file: by an empty
     # file); a hidden path that *contains* a bound tree (a venv inside the project) shows only that tree
     empty_file = root + "/.empty"
@@ -497,7 +510,8 @@ def private_filesystem(cfg):
     mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755", "mount /dev")
     for name in DEVICES:
         open(dev + "/" + name, "w").close()
-        mount("/dev/" + name, dev + "/" + name, None, MS_BIND, None, "bind /dev/" + name)
+        mount("/proc/self/fd/%d" % devices[name], dev + "/" + name, None, MS_BIND, None, "bind /dev/" + name)
+        os.close(devices[name])
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, dev + "/" + name)
