@@ -459,8 +459,10 @@ def score(args: argparse.Namespace, console=None) -> Path:
     # nothing the programs could use to pass without computing: the variants (tests, references), the
     # predictions and the report directory are hidden inside the sandbox along with benchsmith's own files
     hidden = [args.variants, args.output, *args.predictions]
+    # room on the results channel for return values of a few MB (judge.RECORD_LIMIT each); prints beyond it
+    # still end the run as output_limit
     sandbox = Sandbox(backend=args.backend, timeout=args.timeout, memory_mb=args.memory_mb, workers=args.workers,
-                      hide=hidden)
+                      hide=hidden, output_cap=4 * 1024 * 1024)
     try:
         if console is not None:
             console.print(f"executing {len(plan.programs)} distinct programs for {len(plan.samples)} samples "

@@ -6,7 +6,8 @@ the assertions over their results.  The call arguments are evaluated here, by a 
 plain data and a few pure builtins (``SafeEval``), and sent to the sandbox; the sandboxed run
 (``judge_harness.py``) calls the candidate on each input and sends back what it returned, as plain data
 (None/bool/int/float/complex/str/bytes/list/tuple/dict/set/frozenset, checked with exact types: an ``int``
-subclass with an ``__eq__`` that is always true is not plain data and fails).  ``judge`` then evaluates every
+subclass with an ``__eq__`` that is always true is not plain data and fails; ``OrderedDict``/``defaultdict``,
+which compare with a dict as a dict does, travel as dicts).  ``judge`` then evaluates every
 assertion *here*, with each candidate call replaced by the decoded value, in the tests' order: the first
 assertion that is false, or whose call raised, decides the verdict, as the original ``assert`` would.
 

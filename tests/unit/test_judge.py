@@ -146,3 +146,14 @@ def test_protocol_violations_fail():
     assert not J.judge(plan, res('{"done": 0}\n')).passed
     assert not J.judge(plan, res('passed\n')).passed
     assert not J.judge(plan, res('{"i": 0, "v": {"object": 1}}\n{"done": 1}\n')).passed
+
+
+def test_only_exact_types_cross_and_stdlib_dicts_travel_as_dicts(sandbox):
+    tests = "def check(candidate):\n    assert candidate(1) == {'a': 1}\ncheck(f)\n"
+    ok = "import collections\ndef f(x):\n    d = collections.defaultdict(int)\n    d['a'] += x\n    return d\n"
+    assert run(sandbox, ok, tests).passed
+    for bad in ("class D(dict):\n    pass\ndef f(x):\n    return D(a=1)\n",
+                "class S(str):\n    __hash__ = str.__hash__\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return {S('a'): 1}\n",
+                "def f(x):\n    l = []\n    l.append(l)\n    return l\n"):
+        j = run(sandbox, bad, tests)
+        assert j.verdict is Verdict.FAILED and "not plain data" in j.detail, j.detail
