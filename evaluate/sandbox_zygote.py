@@ -3,7 +3,7 @@
 Pure standard library, run as its own process (``python -s -B -c <this file> FD CONFIG_JSON``) by
 :mod:`benchsmith.evaluate.sandbox`; never imported by benchsmith itself.  It never executes untrusted code.
 
-At start it unshares new pid, network and mount namespaces and forks ``Z``, PID 1 of the new pid namespace,
+At start it unshares new pid, network, UTS (hostname "sandbox") and mount namespaces and forks ``Z``, PID 1 of the new pid namespace,
 which builds a **minimal root** and pivots into it: a read-only tmpfs holding read-only binds of the system
 directories (/usr, /bin, /lib*, /sbin, /etc) and of the interpreter's own installation, nothing else -- no host
 /tmp, /var/tmp, /run, /home, /root, /srv, /work, /sys: no host path sockets, no project tree, no data --, empty
@@ -46,6 +46,7 @@ import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWUTS = 0x04000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
@@ -569,8 +570,9 @@ def main():
     control = socket.socket(fileno=int(sys.argv[1]))
     cfg = json.loads(sys.argv[2])
     netns, private_fs = bool(cfg.get("netns")), bool(cfg.get("private_fs"))
-    check(libc.unshare(CLONE_NEWPID | (CLONE_NEWNET if netns else 0) | (CLONE_NEWNS if private_fs else 0)),
-          "unshare")
+    check(libc.unshare(CLONE_NEWPID | CLONE_NEWUTS | (CLONE_NEWNET if netns else 0)
+                       | (CLONE_NEWNS if private_fs else 0)), "unshare")
+    socket.sethostname("sandbox")  # the host's name is not the program's business
     z = os.fork()
     if z == 0:
         check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")

@@ -513,6 +513,30 @@ def test_forked_children_share_one_memory_limit(strict):
     _assert_nothing_left(token, res.stdout)
 
 
+def test_forked_children_share_one_memory_limit_without_the_fork_server():
+    """The exec launch path (no fork server) joins a memory cgroup before exec: the same whole-tree limit."""
+    with Sandbox(timeout=20, memory_mb=256, forkserver=False, workers=1) as sb:
+        _needs(sb, "cgroup")
+        token = _token()
+        prog = _NAME_ME.format(token=token) + textwrap.dedent(f"""
+            import os, time
+            kids = []
+            for _ in range(6):
+                pid = os.fork()
+                if pid == 0:
+                    block = b'\\x01' * (200 << 20)
+                    time.sleep(2)
+                    os._exit(0)
+                kids.append(pid)
+            ok = all(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in kids)
+            print('{token}-reached' if ok else 'killed')
+            raise SystemExit(0 if ok else 3)
+        """)
+        res = sb.run(prog)
+    assert res.verdict is Verdict.MEMORY, (res.verdict, res.detail, res.stderr[-500:])
+    _assert_nothing_left(token, res.stdout)
+
+
 def test_shared_memory_counts_against_the_tree_limit(strict):
     """150 MB of System V shared memory, touched and detached (in no process's address space any more), plus
     150 MB of ordinary memory, under --memory-mb 256: each is under every per-process limit, together over."""
