@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .sandbox import ExecResult, Verdict
+from .sandbox import HARNESS_MODULE, ExecResult, Verdict
 
 CALL = "_bs_call_"
 RECORD_LIMIT = 1 << 20  # bytes of one encoded return value
@@ -471,7 +471,10 @@ def harness_program(source: str, plan: TestPlan, record_limit: int = RECORD_LIMI
                   for c in plan.calls],
         "record_limit": record_limit,
     }
-    return _HARNESS + "\n\nmain(" + repr(json.dumps(cfg)) + ")\n"
+    # the fork server has the harness compiled already; elsewhere (exec modes, containers) it comes along
+    return (f"try:\n    from {HARNESS_MODULE} import main\nexcept ImportError:\n"
+            f"    exec(compile({_HARNESS!r}, 'judge_harness', 'exec'))\n"
+            f"main({json.dumps(cfg)!r})\n")
 
 
 # --------------------------------------------------------------------------------------------------- judging

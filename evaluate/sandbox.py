@@ -498,6 +498,10 @@ class _ZygoteDied(RuntimeError):
 
 
 _ZYGOTE_SOURCE = (Path(__file__).with_name("sandbox_zygote.py")).read_text(encoding="utf-8")
+# trusted standard-library modules the fork server compiles once, so that programs importing them (the judge's
+# harness) do not compile them on every run
+HARNESS_MODULE = "_benchsmith_judge_harness"
+_PRELOAD = {HARNESS_MODULE: (Path(__file__).with_name("judge_harness.py")).read_text(encoding="utf-8")}
 
 
 def _zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: int | None = None) -> dict:
@@ -520,7 +524,8 @@ class _Zygote:
 
         self.cgroup = cgroup
         config = {"netns": netns, "private_fs": private_fs, "scratch_mb": int(scratch_mb), "hide": list(hide),
-                  "cgroup": str(cgroup) if cgroup is not None else None, "cgroup_version": cgroup_version}
+                  "cgroup": str(cgroup) if cgroup is not None else None, "cgroup_version": cgroup_version,
+                  "preload": _PRELOAD}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             env = _child_env("/")
