@@ -27,6 +27,7 @@ import ast
 import json
 import math
 import operator
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -408,6 +409,7 @@ def plan_tests(tests: str, entry_point: str | None = None) -> TestPlan:
     calls: list[CandidateCall] = []
     checks: list[Check] = []
     frozen_math = frozenset(math_names)
+    lines = [ln.encode("utf-8") for ln in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", tests)]
     for checker_name, _ in invocations:
         fn = checkers[checker_name]
         param = _checker_param(fn)
@@ -420,11 +422,22 @@ def plan_tests(tests: str, entry_point: str | None = None) -> TestPlan:
             _check_structure(expr, set(), frozen_math)
             if not used:
                 raise NotJudgeable(f"assertion at line {stmt.lineno} does not call the candidate")
-            checks.append(Check(stmt.lineno, ast.get_source_segment(tests, stmt) or ast.unparse(stmt), expr,
-                                tuple(used)))
+            checks.append(Check(stmt.lineno, _segment(lines, stmt) or ast.unparse(stmt), expr, tuple(used)))
     if not checks:
         raise NotJudgeable("no assertions")
     return TestPlan(entry, tuple(calls), tuple(checks), frozen_math)
+
+
+def _segment(lines: list[bytes], node: ast.stmt) -> str | None:
+    """``ast.get_source_segment`` with the lines split once (it splits the whole source per call); the
+    offsets are UTF-8 byte offsets, as the parser gives them."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode("utf-8")
+    parts = [lines[first][node.col_offset:]] + lines[first + 1:last] + [lines[last][:node.end_col_offset]]
+    return b"".join(parts).decode("utf-8")
 
 
 def _replace_calls(test: ast.expr, param: str, calls: list[CandidateCall],
