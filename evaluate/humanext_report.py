@@ -8,8 +8,11 @@ task needs predictions; anything else is an error naming the file, line and task
 For each sample the program is ``program_prefix + completion + "\\n" + tests`` (the builder's contract, see
 ``benchsmith.builders.humanext.prompts``), where the completion is cut at the variant's stop sequences; a
 step_by_step stage-2 sample k is built on stage-1 sample k of the same model.  Stage-1 records (which write the
-auxiliary) have no tests of their own and are not scored.  A program passes when it exits 0 *and* reaches a marker
-printed after the tests, so a completion that calls ``exit()`` cannot skip them.
+auxiliary) have no tests of their own and are not scored.  Verdicts are benchsmith's (``judge``): the tests'
+candidate calls run in the sandbox behind a trusted harness, which sends back what the candidate returned as plain
+data, and the assertions are evaluated here; the program never sees the expected values, and what it prints or how
+it exits decides nothing.  Tests of a shape the judge does not parse fall back to the exit-status path (exit 0
+*and* a marker printed after the tests); ``results.json`` counts both (``judging``).
 
 Outputs in ``--output``: ``results.json`` (pass@k per setting, perturbation, position and implementation style,
 per model), ``samples.jsonl`` (one line per sample: verdict, style), ``report.md`` and PNG figures.
@@ -28,6 +31,7 @@ from typing import Any, Sequence
 
 from benchsmith.records import Perturbation, PromptVariant, Setting
 
+from .judge import TestPlan, harness_program, judge, try_plan
 from .passk import PassAtK, aggregate, parse_ks
 from .predictions import Prediction, Wording, read_predictions
 from .style import Style, classify_source
@@ -207,20 +211,36 @@ class SampleResult:
 
 @dataclass
 class Plan:
-    """Which programs to run for which samples: identical programs (greedy decoding repeats itself) run once,
-    with the marker of the first sample that produced them."""
+    """Which programs to run for which samples: identical programs (greedy decoding repeats itself) run once.
+
+    A program whose tests ``judge.plan_tests`` understands runs as the judge's harness (the candidate is called
+    on each input, benchsmith compares); any other runs as before, passing when it exits 0 after printing the
+    marker of the first sample that produced it (``markers``), and is counted in ``exit_status_reasons``."""
 
     programs: list[str] = field(default_factory=list)
-    markers: list[str] = field(default_factory=list)
+    markers: list[str | None] = field(default_factory=list)
+    test_plans: list[TestPlan | None] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
     samples: list[tuple[SampleResult, int]] = field(default_factory=list)  # (result shell, program #)
+    exit_status_reasons: Counter = field(default_factory=Counter)
 
-    def add(self, result: SampleResult, program: str, marker: str) -> None:
+    def add(self, result: SampleResult, program: str, marker: str, source: str | None = None,
+            test_plan: TestPlan | None = None) -> None:
         if program not in self.index:
             self.index[program] = len(self.programs)
-            self.programs.append(with_marker(program, marker))
-            self.markers.append(marker)
+            if test_plan is not None and source is not None:
+                self.programs.append(harness_program(source, test_plan))
+                self.markers.append(None)
+            else:
+                self.programs.append(with_marker(program, marker))
+                self.markers.append(marker)
+            self.test_plans.append(test_plan)
         self.samples.append((result, self.index[program]))
+
+    def judging(self) -> dict[str, Any]:
+        judged = sum(self.test_plans[i] is not None for _, i in self.samples)
+        return {"judged_in_parent": judged, "exit_status": len(self.samples) - judged,
+                "exit_status_reasons": dict(sorted(self.exit_status_reasons.items()))}
 
 
 def scored_variants(variants: Sequence[PromptVariant], include_invalid: bool) -> tuple[list[PromptVariant], int]:
@@ -242,7 +262,11 @@ def plan_model(plan: Plan, model: ModelPredictions, variants: Sequence[PromptVar
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise ReportInputError(f"{model.path}: no predictions for task {', '.join(map(repr, missing[:3]))}{more} "
                                f"(model {model.name!r}); every scored task needs at least one sample")
+    test_plans: dict[str, tuple[TestPlan | None, str | None]] = {}
     for v in variants:
+        if v.tests not in test_plans:
+            test_plans[v.tests] = try_plan(v.tests, v.entry_point)
+        test_plan, why = test_plans[v.tests]
         stage1 = None
         s1_preds: list[Prediction] = []
         if v.stage == 2:
@@ -263,7 +287,9 @@ def plan_model(plan: Plan, model: ModelPredictions, variants: Sequence[PromptVar
             shell = SampleResult(model=model.name, task_id=v.task_id, pair_id=v.pair_id, setting=v.setting,
                                  perturbation=v.perturbation, position=v.position, sample=k, verdict="",
                                  passed=False, style=style)
-            plan.add(shell, asm.program, marker)
+            plan.add(shell, asm.program, marker, asm.source, test_plan)
+            if test_plan is None:
+                plan.exit_status_reasons[why or "unknown"] += 1
 
 
 def execute(plan: Plan, sandbox, progress: bool) -> list[SampleResult]:
@@ -271,12 +297,17 @@ def execute(plan: Plan, sandbox, progress: bool) -> list[SampleResult]:
     out: list[SampleResult] = []
     for shell, idx in plan.samples:
         res = results[idx]
-        lines = res.stdout.rstrip("\n").splitlines()
-        reached = bool(lines) and lines[-1] == plan.markers[idx]
-        verdict, detail = res.verdict.value, res.detail
-        if res.passed and not reached:
-            verdict, detail = "failed", "exited with status 0 before the tests finished"
-        shell.verdict, shell.passed, shell.detail = verdict, res.passed and reached, detail
+        test_plan = plan.test_plans[idx]
+        if test_plan is not None:
+            j = judge(test_plan, res)
+            shell.verdict, shell.passed, shell.detail = j.verdict.value, j.passed, j.detail
+        else:
+            lines = res.stdout.rstrip("\n").splitlines()
+            reached = bool(lines) and lines[-1] == plan.markers[idx]
+            verdict, detail = res.verdict.value, res.detail
+            if res.passed and not reached:
+                verdict, detail = "failed", "exited with status 0 before the tests finished"
+            shell.verdict, shell.passed, shell.detail = verdict, res.passed and reached, detail
         out.append(shell)
     return out
 
@@ -425,7 +456,13 @@ def score(args: argparse.Namespace, console=None) -> Path:
     for path, name in zip(args.predictions, names):
         preds = load_predictions(path, name, known)
         plan_model(plan, preds, scored, by_id, args.code_blocks)
-    sandbox = Sandbox(backend=args.backend, timeout=args.timeout, memory_mb=args.memory_mb, workers=args.workers)
+    # nothing the programs could use to pass without computing: the variants (tests, references), the
+    # predictions and the report directory are hidden inside the sandbox along with benchsmith's own files
+    hidden = [args.variants, args.output, *args.predictions]
+    # room on the results channel for return values of a few MB (judge.RECORD_LIMIT each); prints beyond it
+    # still end the run as output_limit
+    sandbox = Sandbox(backend=args.backend, timeout=args.timeout, memory_mb=args.memory_mb, workers=args.workers,
+                      hide=hidden, output_cap=4 * 1024 * 1024)
     try:
         if console is not None:
             console.print(f"executing {len(plan.programs)} distinct programs for {len(plan.samples)} samples "
@@ -439,6 +476,7 @@ def score(args: argparse.Namespace, console=None) -> Path:
         "k": ks,
         "models": per_model,
         "variants": {"scored": len(scored), "excluded_invalid_pairs": dropped, "total": len(variants)},
+        "judging": plan.judging(),
         "sandbox": {"backend": args.backend, "isolation": isolation, "timeout_s": args.timeout,
                     "memory_mb": args.memory_mb},
         "problem_unit": "pair (samples of all variants of a pair within a group are pooled)",

@@ -207,6 +207,11 @@ def write_report(out: Path, results: dict[str, Any], ks: Sequence[int]) -> Path:
            f"{v['excluded_invalid_pairs']} variants of pairs whose human reference fails were excluded).",
            f"Sandbox: {results['sandbox']['backend']} — {results['sandbox']['isolation']}.",
            f"Problem unit: {results['problem_unit']}.", ""]
+    judging = results.get("judging")
+    if judging:
+        md[-1:-1] = [f"Verdicts: judged in the parent (candidate values compared by benchsmith): "
+                     f"{judging['judged_in_parent']} samples; exit-status path (tests of another shape): "
+                     f"{judging['exit_status']} samples."]
     md += ["## pass@1 per setting", "", "pass@1 in %, relative change against *direct* in parentheses.", ""]
     md += table1(models) + [""]
     if settings_figure(models, figures / "settings.png"):

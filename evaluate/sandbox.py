@@ -57,6 +57,7 @@ from benchsmith.enums import StrEnum
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWIPC = 0x08000000
 
 # Private uid range for sandboxed runs (as root).  High enough to collide with no real account or the usual
 # container sub-uid ranges; uids need no passwd entry.
@@ -114,6 +115,9 @@ class Isolation:
     pid_namespace: bool
     separate_uid: bool
     notes: tuple[str, ...] = ()
+    ipc_namespace: bool = False  # System V IPC / POSIX queues private to each run
+    private_root: bool = False  # minimal read-only root: no host /tmp, /run, /home, /root, project or data
+    memory_cgroup: str | None = None  # "v1"/"v2": the memory limit holds for the run's whole process tree
 
     def describe(self) -> str:
         parts = [
@@ -121,7 +125,12 @@ class Isolation:
             f"mode {self.mode.value}",
             "network namespace" if self.network_namespace else "NO network namespace",
             "pid namespace" if self.pid_namespace else "no pid namespace",
+            "IPC namespace per run" if self.ipc_namespace else "host System V IPC",
             "throwaway uid per run" if self.separate_uid else "same uid as the caller",
+            "minimal read-only root (no host /tmp, /var/tmp, /run, /home, /root, project tree or data)"
+            if self.private_root else "the host's file system tree",
+            f"memory limit on the whole process tree (cgroup {self.memory_cgroup})" if self.memory_cgroup
+            else "memory limit per process (address space) plus a process cap: no cgroup",
         ]
         return "; ".join(parts + list(self.notes))
 
@@ -148,8 +157,15 @@ class _ChildPlan:
     uid: int | None  # setuid to this in the child (ROOT_UID mode)
     limits: Limits
     cpu_seconds: int | None = None
+    cgroup_procs: str | None = None  # join this cgroup ("0" = ourselves) before anything else
 
     def __call__(self) -> None:
+        if self.cgroup_procs is not None:
+            fd = os.open(self.cgroup_procs, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
         if self.netns_flags:
             _unshare(self.netns_flags)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -180,12 +196,12 @@ def _command(iso: "Isolation", uid: int | None, argv: list[str]) -> tuple[list[s
         assert uid is not None and _UNSHARE and _SETPRIV
         priv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
         return ([_UNSHARE, "--pid", "--fork", "--kill-child", "--mount-proc", *_SHIM, *priv, *argv],
-                CLONE_NEWNET if iso.network_namespace else 0, None)
+                CLONE_NEWIPC | (CLONE_NEWNET if iso.network_namespace else 0), None)
     if iso.mode is LaunchMode.ROOT_UID:
-        return list(argv), CLONE_NEWNET if iso.network_namespace else 0, uid
+        return list(argv), CLONE_NEWIPC | (CLONE_NEWNET if iso.network_namespace else 0), uid
     if iso.mode is LaunchMode.USER_NAMESPACES:
         assert _UNSHARE
-        return ([_UNSHARE, "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
+        return ([_UNSHARE, "--user", "--map-root-user", "--net", "--ipc", "--pid", "--fork", "--kill-child",
                  "--mount-proc", *_SHIM, *argv], 0, None)
     return list(argv), 0, None
 
@@ -355,13 +371,22 @@ def probe_isolation(python: str | None = None, forkserver: bool = True) -> Isola
                 if res.extra.get("readonly_failures"):
                     notes.append("could not make read-only: " + ", ".join(res.extra["readonly_failures"]))
                 if mode is LaunchMode.ROOT_FORKSERVER:
-                    notes.append("read-only file systems; private tmpfs /tmp and /dev/shm")
+                    notes.append("private tmpfs /tmp, /var/tmp and /dev/shm")
+                cgroup = None
+                if iso.separate_uid:
+                    cg = _memory_cgroups()
+                    cgroup = cg.label if cg is not None else None
+                    if cg is None:
+                        notes.append("no memory cgroup (" + _cgroup_note() + ")")
+                if mode is not LaunchMode.ROOT_FORKSERVER:
+                    notes.append("host file systems visible (read-only is enforced only by the fork server)")
                 if not iso.separate_uid:
                     notes.append("not root: programs run as our own uid, so they can read/delete files we can; "
                                  "run as root or use --backend container for that")
                 iso = Isolation(interpreter=interp, mode=mode, network_namespace=netns,
                                 pid_namespace=iso.pid_namespace, separate_uid=iso.separate_uid,
-                                notes=tuple(notes))
+                                notes=tuple(notes), ipc_namespace=mode is not LaunchMode.PLAIN or netns,
+                                private_root=mode is LaunchMode.ROOT_FORKSERVER, memory_cgroup=cgroup)
                 _PROBED[key] = iso
                 return iso
         raise SandboxUnavailable("no Python interpreter runs in the sandbox: " + " | ".join(failures))
@@ -384,9 +409,9 @@ def _probe_once(iso: Isolation) -> runner.RunResult | str:
     if iso.mode is LaunchMode.ROOT_FORKSERVER:
         zygote = None
         try:
-            zygote = _Zygote(iso.interpreter, iso.network_namespace)
+            zygote = _Zygote(iso.interpreter, iso.network_namespace, hide=default_hidden_paths())
             with _UidLease() as lease:
-                res = zygote.run(_zygote_request(lease.uid, Limits(address_space=1024 * MIB), None),
+                res = zygote.run(_zygote_request(lease.uid, Limits(address_space=1024 * MIB), None, 1024 * MIB),
                                  _PROBE_PROGRAM, timeout=20, output_cap=64 * 1024)
             res.extra["readonly_failures"] = zygote.readonly_failures
             return res
@@ -402,7 +427,7 @@ def _probe_once(iso: Isolation) -> runner.RunResult | str:
                 lease.__enter__()
                 os.chown(tmp, lease.uid, lease.uid)
             uid = lease.uid if lease is not None else None
-            netns = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+            netns = CLONE_NEWNET | CLONE_NEWIPC if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
             argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "-c", _PROBE_PROGRAM])
             if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
                 flags = netns
@@ -419,6 +444,52 @@ def _probe_once(iso: Isolation) -> runner.RunResult | str:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# memory cgroups and hidden paths
+
+_CGROUPS_LOCK = threading.Lock()
+_CGROUPS: list = []  # [MemoryCgroups | None, why-not] once probed
+
+
+def _memory_cgroups():
+    """This process's private memory cgroup directory (probed and created once; removed at exit), or None."""
+    with _CGROUPS_LOCK:
+        if not _CGROUPS:
+            from .sandbox_cgroup import MemoryCgroups
+
+            cg, why = MemoryCgroups.probe()
+            _CGROUPS[:] = [cg, why]
+            if cg is not None:
+                import atexit
+
+                atexit.register(cg.close)
+        return _CGROUPS[0]
+
+
+def _cgroup_note() -> str:
+    _memory_cgroups()
+    return _CGROUPS[1]
+
+
+def default_hidden_paths() -> list[str]:
+    """What a sandboxed program must never read: benchsmith's own package and data directories (wherever it is
+    installed), the project tree it runs from, and the workspace's shared data (HumanExtension releases ...)."""
+    import benchsmith
+
+    out = [Path(benchsmith.__file__).resolve().parent]
+    for mod in ("benchsmith.evaluate", "benchsmith.builders", "benchsmith.analyzers"):
+        try:
+            spec = __import__(mod, fromlist=["_"])
+            out.append(Path(spec.__file__).resolve().parent)
+        except Exception:  # noqa: BLE001 - an absent optional part hides nothing
+            continue
+    root = runner.repo_root()
+    out += [root, root.parent / "shared"]
+    if os.environ.get("BENCHSMITH_SHARED_DATA"):
+        out.append(Path(os.environ["BENCHSMITH_SHARED_DATA"]))
+    return [str(p) for p in out]
+
+
+# --------------------------------------------------------------------------------------------------------------
 # fork server
 
 
@@ -427,29 +498,39 @@ class _ZygoteDied(RuntimeError):
 
 
 _ZYGOTE_SOURCE = (Path(__file__).with_name("sandbox_zygote.py")).read_text(encoding="utf-8")
+# trusted standard-library modules the fork server compiles once, so that programs importing them (the judge's
+# harness) do not compile them on every run
+HARNESS_MODULE = "_benchsmith_judge_harness"
+_PRELOAD = {HARNESS_MODULE: (Path(__file__).with_name("judge_harness.py")).read_text(encoding="utf-8")}
 
 
-def _zygote_request(uid: int | None, limits: Limits, cpu: int | None) -> dict:
+def _zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: int | None = None) -> dict:
     return {
         "script": "program.py", "uid": uid, "env": _child_env("/nonexistent"),  # HOME/TMPDIR set by the server
         "cpu": cpu,
         "as": limits.address_space, "fsize": limits.file_size, "nofile": limits.open_files,
         "nproc": limits.processes,
+        "memory": memory,  # the run's cgroup limit and System V shared memory cap
     }
 
 
 class _Zygote:
     """Our end of one fork server (``sandbox_zygote.py``): one request at a time."""
 
-    def __init__(self, interpreter: str, netns: bool = True, private_fs: bool = True, scratch_mb: int = 64) -> None:
+    def __init__(self, interpreter: str, netns: bool = True, private_fs: bool = True, scratch_mb: int = 64,
+                 hide: Sequence[str] = (), cgroup: Path | None = None, cgroup_version: int = 1) -> None:
+        import json
         import socket
 
+        self.cgroup = cgroup
+        config = {"netns": netns, "private_fs": private_fs, "scratch_mb": int(scratch_mb), "hide": list(hide),
+                  "cgroup": str(cgroup) if cgroup is not None else None, "cgroup_version": cgroup_version,
+                  "preload": _PRELOAD}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             env = _child_env("/")
             self.proc = subprocess.Popen(
-                [interpreter, "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()),
-                 "1" if netns else "0", "1" if private_fs else "0", str(int(scratch_mb))],
+                [interpreter, "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()), json.dumps(config)],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, env=env, cwd="/", start_new_session=True,
             )
@@ -517,6 +598,7 @@ class _Zygote:
             sizes = {out_r: 0, err_r: 0}
             truncated = killed = timed_out = False
             status: int | None = None
+            report: dict = {}
 
             def kill() -> None:
                 nonlocal killed
@@ -551,7 +633,8 @@ class _Zygote:
                         data = self.sock.recv(1 << 16)
                         if not data:
                             raise _ZygoteDied(f"fork server exited (status {self.proc.poll()})")
-                        status = int(json.loads(data)["status"])
+                        report = json.loads(data)
+                        status = int(report["status"])
                         sel.unregister(self.sock)
                         continue
                     data = os.read(fd, 65536)
@@ -580,7 +663,7 @@ class _Zygote:
             timed_out=timed_out,
             truncated=truncated,
             duration=time.monotonic() - start,
-            extra={"killed": killed},
+            extra={"killed": killed, "oom": report.get("oom", 0), "peak": report.get("peak")},
         )
 
     def close(self) -> None:
@@ -592,13 +675,21 @@ class _Zygote:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+            if self.cgroup is not None:
+                from .sandbox_cgroup import _remove_tree
+
+                _remove_tree(self.cgroup)
+                self.cgroup = None
 
 
 class _ZygotePool:
-    def __init__(self, interpreter: str, netns: bool, scratch_mb: int) -> None:
+    def __init__(self, interpreter: str, netns: bool, scratch_mb: int, hide: Sequence[str] = (),
+                 cgroups=None) -> None:
         self.interpreter = interpreter
         self.netns = netns
         self.scratch_mb = scratch_mb
+        self.hide = list(hide)
+        self.cgroups = cgroups
         self._idle: list[_Zygote] = []
         self._lock = threading.Lock()
 
@@ -609,7 +700,14 @@ class _ZygotePool:
                 if z.alive():
                     return z
                 z.close()
-        return _Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb)
+        cgroup = self.cgroups.child("z") if self.cgroups is not None else None
+        try:
+            return _Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb, hide=self.hide, cgroup=cgroup,
+                           cgroup_version=self.cgroups.files.version if self.cgroups is not None else 1)
+        except BaseException:
+            if cgroup is not None:
+                self.cgroups.remove(cgroup)
+            raise
 
     def release(self, zygote: _Zygote, healthy: bool) -> None:
         if not healthy or not zygote.alive():
@@ -670,6 +768,7 @@ class Sandbox:
         image: str | None = None,
         engine: str | None = None,
         forkserver: bool = True,
+        hide: Sequence[str | os.PathLike] = (),
     ) -> None:
         self.backend = SandboxBackend(backend)
         if timeout <= 0:
@@ -686,6 +785,8 @@ class Sandbox:
         self._image = image
         self._engine = Backend(engine) if engine else None
         self.forkserver = forkserver
+        # never readable from inside (fork server): ours by default, plus the caller's inputs and outputs
+        self.hide = tuple(default_hidden_paths()) + tuple(str(Path(h).resolve()) for h in hide)
         self._isolation: Isolation | None = None
         self._zygotes: _ZygotePool | None = None
         self._zygote_lock = threading.Lock()
@@ -713,7 +814,8 @@ class Sandbox:
         if self.backend is SandboxBackend.CONTAINER:
             return Isolation(interpreter=f"python in {self.image}", mode=LaunchMode.CONTAINER,
                              network_namespace=True, pid_namespace=True, separate_uid=True,
-                             notes=("--network none, read-only root, --user 65534, --cap-drop ALL",))
+                             notes=("--network none, --ipc none, read-only root, --user 65534, --cap-drop ALL",),
+                             ipc_namespace=True, private_root=True, memory_cgroup="container")
         if self._isolation is None:
             self._isolation = probe_isolation(self.python, self.forkserver)
         return self._isolation
@@ -798,10 +900,12 @@ class Sandbox:
         iso = self.isolation
         with self._zygote_lock:
             if self._zygotes is None:
-                self._zygotes = _ZygotePool(iso.interpreter, iso.network_namespace, self.scratch_mb)
+                self._zygotes = _ZygotePool(iso.interpreter, iso.network_namespace, self.scratch_mb, self.hide,
+                                            _memory_cgroups() if iso.memory_cgroup else None)
         pool = self._zygotes
         with _UidLease() as lease:
-            request = _zygote_request(lease.uid, self._limits(timeout), max(1, math.ceil(timeout)) + 1)
+            request = _zygote_request(lease.uid, self._limits(timeout), max(1, math.ceil(timeout)) + 1,
+                                      self.memory_mb * MIB)
             for attempt in (1, 2):  # a fork server that died is replaced once
                 zygote = pool.acquire()
                 try:
@@ -821,6 +925,7 @@ class Sandbox:
             return self._run_forkserver(program, timeout)
         tmp = tempfile.mkdtemp(prefix="bs-sbx-")
         lease = _UidLease() if iso.separate_uid else None
+        cgroup: Path | None = None
         try:
             if lease is not None:
                 lease.__enter__()
@@ -833,9 +938,14 @@ class Sandbox:
             os.chmod(tmp, 0o700)
             argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "program.py"])
             if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
-                flags = CLONE_NEWUSER | CLONE_NEWNET
+                flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
+            cgroups = _memory_cgroups() if iso.memory_cgroup else None
+            if cgroups is not None:
+                cgroup = cgroups.child("run")
+                cgroups.limit(cgroup, self.memory_mb * MIB)
             plan = _ChildPlan(netns_flags=flags, uid=setuid, limits=self._limits(timeout),
-                              cpu_seconds=max(1, math.ceil(timeout)) + 1)
+                              cpu_seconds=max(1, math.ceil(timeout)) + 1,
+                              cgroup_procs=str(cgroup / "cgroup.procs") if cgroup is not None else None)
             kill_after = uid is not None and not iso.pid_namespace
             res = runner.run(
                 argv, cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=timeout, output_cap=self.output_cap,
@@ -843,8 +953,12 @@ class Sandbox:
                 # without a pid namespace, children that left the process group are found by their uid
                 after_exit=(lambda: _kill_uid(uid)) if kill_after else None,
             )
+            if cgroups is not None and cgroup is not None:
+                res.extra["oom"] = cgroups.oom_kills(cgroup)
             return _verdict(res)
         finally:
+            if cgroup is not None:
+                _memory_cgroups().remove(cgroup)
             if lease is not None:
                 lease.__exit__(None, None, None)
             shutil.rmtree(tmp, ignore_errors=True)
@@ -862,7 +976,7 @@ class Sandbox:
                 engine=engine, image=self.image, mounts=(Mount(tmp, "/sandbox/src"),), workdir="/sandbox/work",
                 memory=f"{self.memory_mb}m", pids=self.max_processes,
                 extra_args=(
-                    "--name", name, "--user", "65534:65534", "--read-only", "--cap-drop", "ALL",
+                    "--name", name, "--user", "65534:65534", "--read-only", "--cap-drop", "ALL", "--ipc", "none",
                     "--tmpfs", f"/sandbox/work:rw,size={self.file_size_mb}m,mode=1777",
                     "--tmpfs", "/tmp:rw,size=16m,mode=1777",
                     "--ulimit", f"cpu={max(1, math.ceil(timeout)) + 1}",
@@ -898,6 +1012,8 @@ def _verdict(res: runner.RunResult, oom_on_sigkill: bool = False) -> ExecResult:
         verdict, detail = Verdict.TIMEOUT, "CPU time limit"
     elif rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in tail:
         verdict, detail = Verdict.OUTPUT_LIMIT, "file size limit"
+    elif res.extra.get("oom"):
+        verdict, detail = Verdict.MEMORY, "memory limit of the process tree (OOM-killed in its cgroup)"
     elif "MemoryError" in tail or "Cannot allocate memory" in tail:
         verdict, detail = Verdict.MEMORY, "memory limit"
     elif oom_on_sigkill and rc in (-signal.SIGKILL, 128 + signal.SIGKILL):

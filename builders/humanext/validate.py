@@ -1,7 +1,9 @@
 """Run each pair's reference (auxiliary + target reference) against its own tests in the sandbox.
 
-A failing pair is reported with the assertion that failed and what the reference returned: the program runs the
-tests through a small harness (our code, inside the sandbox) that catches the ``AssertionError``, finds the
+Tests the judge understands (``benchsmith.evaluate.judge``: the released ``check(candidate)`` asserts) are
+judged here, in this process, from the values the reference returned in the sandbox, and a failing pair is
+reported with the assertion that failed and the first candidate value in it (or what the call raised).  Other
+tests run through a small harness (our code, inside the sandbox) that catches the ``AssertionError``, finds the
 ``assert`` statement in the tests' own frame, re-evaluates the candidate call in it and prints a JSON line.  The
 pair's code is never executed in this process.
 """
@@ -89,10 +91,29 @@ def diagnostic_program(pair: Pair) -> str:
     return "\n\n\n".join(parts) + "\n\n" + _HARNESS.format(tests=pair.tests, entry=pair.target.name, marker=MARKER)
 
 
+def reference_source(pair: Pair) -> str:
+    """The pair's code without its tests."""
+    return "\n\n\n".join(p for p in (pair.imports_block, pair.auxiliary.code(), pair.target.code()) if p) + "\n"
+
+
 def validate_pairs(pairs: Sequence[Pair], sandbox, progress: bool = False) -> list[PairCheck]:
     """One sandboxed run per pair; results in the pairs' order."""
-    results = sandbox.run_many([diagnostic_program(p) for p in pairs], progress=progress)
-    return [_check(p, r) for p, r in zip(pairs, results)]
+    from benchsmith.evaluate.judge import harness_program, try_plan
+
+    plans = [try_plan(p.tests, p.target.name)[0] for p in pairs]
+    programs = [harness_program(reference_source(p), plan) if plan is not None else diagnostic_program(p)
+                for p, plan in zip(pairs, plans)]
+    results = sandbox.run_many(programs, progress=progress)
+    return [_check(p, r) if plan is None else _judged(p, plan, r) for p, plan, r in zip(pairs, plans, results)]
+
+
+def _judged(pair: Pair, plan, result) -> PairCheck:
+    from benchsmith.evaluate.judge import judge
+
+    j = judge(plan, result)
+    return PairCheck(pair.pair_id, pair.target.name, pair.auxiliary.name, j.passed, str(j.verdict), line=j.line,
+                     assertion=None if j.passed else j.assertion, returned=j.returned, error=j.error,
+                     duration=result.duration)
 
 
 def _check(pair: Pair, result) -> PairCheck:

@@ -90,6 +90,32 @@ def test_references_pass_in_the_sandbox_exactly_where_they_pass_plainly(pairs, t
             assert r.verdict is Verdict.FAILED, (n, r.verdict, r.detail)
 
 
+def judged(pairs: list[dict], targets: list[str]):
+    """Each pair's code (no tests) through the judge: the candidate runs in the sandbox, we compare."""
+    from benchsmith.evaluate.judge import harness_program, judge, plan_tests
+
+    plans = [plan_tests(p["tests"]) for p in pairs]
+    sources = ["\n\n\n".join(x.rstrip("\n") for x in import_lines(p["imports"])
+                              + [render(p["auxiliary_function"]["template"]), target]) + "\n"
+               for p, target in zip(pairs, targets)]
+    with Sandbox(timeout=10.0, workers=4) as sb:
+        results = sb.run_many([harness_program(s, plan) for s, plan in zip(sources, plans)])
+    return [judge(plan, r) for plan, r in zip(plans, results)]
+
+
+def test_references_judged_in_the_parent_pass_exactly_where_they_pass_plainly(pairs):
+    """Every released test parses for the judge; its verdicts are the plain interpreter's: 145 pass, 6 fail."""
+    judgments = judged(pairs, [render(p["target_function"]["template"]) for p in pairs])
+    names = [p["target_function"]["name"] for p in pairs]
+    assert {n for n, j in zip(names, judgments) if not j.passed} == INVALID
+    assert sum(j.passed for j in judgments) == 145
+    for n, j in zip(names, judgments):
+        if n in INVALID:
+            assert j.verdict is Verdict.FAILED and j.assertion.startswith("assert candidate("), (n, j)
+    wrong = judged(pairs, [wrong_target(p) for p in pairs])
+    assert [n for n, j in zip(names, wrong) if j.passed] == []
+
+
 def test_wrong_implementations_fail(pairs, tmp_path):
     programs = [program(p, wrong_target(p)) for p in pairs]
     with Sandbox(timeout=10.0, workers=4) as sb:

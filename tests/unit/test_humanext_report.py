@@ -136,7 +136,10 @@ def test_scores_two_models_into_one_report(inputs):
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 2 * 9 + 9  # stage-1 and the invalid pair are not scored
     by = {(s["model"], s["task_id"], s["sample"]): s for s in samples}
-    assert by[("hostile", "p1/direct", 0)]["detail"] == "exited with status 0 before the tests finished"
+    # judged in the parent: the call that exits is a call that did not return
+    assert by[("hostile", "p1/direct", 0)]["detail"] == "assert candidate(1) == 3: the candidate raised SystemExit: 0"
+    assert by[("hostile", "p1/stage2", 0)]["verdict"] == "failed"  # os._exit(0) inside the call
+    assert results["judging"] == {"judged_in_parent": 27, "exit_status": 0, "exit_status_reasons": {}}
     assert by[("hostile", "p2/direct", 0)]["verdict"] == "timeout"
     assert by[("hostile", "p1/multi/0", 0)]["verdict"] == "output_limit"
     assert by[("hostile", "p1/oracle", 0)]["style"] == "unparseable"
@@ -246,3 +249,22 @@ def test_pearson():
     assert hr.pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert hr.pearson([1, 1, 1], [1, 2, 3]) is None
     assert hr.pearson([1, 2], [1, 2]) is None
+
+
+def test_tests_of_another_shape_take_the_exit_status_path_and_are_counted(tmp_path):
+    loop_tests = ("def check(candidate):\n    for x, want in [(1, 3), (-2, 0)]:\n        assert candidate(x) == want\n\n"
+                  "def test_check():\n    check(add_two)\n\ntest_check()\n")
+    rows = [v("q/direct", "q", Setting.DIRECT, ADD_TWO, loop_tests, "add_two", "add_one").to_dict(),
+            v("q/oracle", "q", Setting.ORACLE, ADD_ONE + "\n\n" + ADD_TWO, TESTS, "add_two", "add_one").to_dict()]
+    variants = write_jsonl(tmp_path / "variants.jsonl", rows)
+    preds = write_jsonl(tmp_path / "m.jsonl", [
+        {"task_id": "q/direct", "pred": "    return x + 2\n"}, {"task_id": "q/direct", "pred": "    return x\n"},
+        {"task_id": "q/oracle", "pred": "    return add_one(add_one(x))\n"}])
+    assert score(tmp_path, variants, [preds]) == 0
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    judging = results["judging"]
+    assert judging["judged_in_parent"] == 1 and judging["exit_status"] == 2
+    assert list(judging["exit_status_reasons"]) == ["For statement in check() at line 2"]
+    samples = [json.loads(line) for line in (tmp_path / "report" / "samples.jsonl").read_text().splitlines()]
+    assert [s["passed"] for s in samples] == [True, False, True]
+    assert "exit-status path (tests of another shape): 2 samples" in (tmp_path / "report" / "report.md").read_text()

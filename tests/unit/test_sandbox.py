@@ -22,6 +22,10 @@ def test_isolation_is_described(sandbox):
     text = iso.describe()
     assert iso.interpreter in text and iso.mode.value in text
     assert ("NO network namespace" in text) != iso.network_namespace
+    assert ("IPC namespace per run" in text) == iso.ipc_namespace
+    assert ("whole process tree" in text) == bool(iso.memory_cgroup)
+    assert ("no cgroup" in text) == (not iso.memory_cgroup)  # the fallback is said, not implied
+    assert ("minimal read-only root" in text) == iso.private_root
 
 
 @pytest.mark.parametrize(
