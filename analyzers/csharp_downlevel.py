@@ -1,0 +1,185 @@
+"""C# 8-12 -> the C# 7 that mono's ``mcs`` parses, with an exact map from every rewritten position to the original.
+
+The rewritten text is only ever *compiled* (for its diagnostics), never run, so a rewrite need keep only what name
+resolution sees: every name, member access and type of the original stays in the rewritten text, mostly at its
+original line and column, so the same cross-file uses give mcs the same diagnostics (CS0246, CS0117, CS1061 ...).
+
+API (the C# analyzer codes against this; keep it stable):
+
+    downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()) -> DownlevelResult
+
+- ``text``: one file's (already preprocessed) text; ``tree``: its tree-sitter C# tree for ``text`` (parsed here
+  when None).  ``global_usings``: directive texts (``"using System;"``, ``"using static X.Y;"``, ``"using A = B;"``)
+  collected over the project with ``extract_global_usings``; they are inserted before the file's first using /
+  namespace member.  ``value_types``: simple names of project structs and enums (``Foo?`` keeps its ``?`` only
+  for these, predefined and well-known BCL value types, and struct-constrained type parameters).
+- ``DownlevelResult.text``: the rewritten text; identical object-equal text (``changed`` False, ``edits`` empty)
+  when nothing needs rewriting (C# 7 code comes out byte-identical).
+- ``.edits``: ``list[Edit]``, sorted, non-overlapping; ``Edit(start, end, replacement, construct, anchors)``:
+  original character span ``[start, end)`` replaced by ``replacement`` (``start == end``: an insertion).
+- ``.to_original_offset(offset) -> int`` and ``.to_original(line, col) -> (line, col)``: a position of the
+  rewritten text (0-based line, 0-based *character* column, i.e. Python string index within the line) back to the
+  original.  Exact for untouched text.  Inside a replacement: text copied from the original (a type repeated in a
+  generated constructor, a pattern's subject) maps exactly to its source (``Edit.anchors``); any other generated
+  character maps to the edit's ``start`` (an insertion: its point).  Positions past the end map to the end.
+- ``.to_rewritten_offset(offset) -> int``: the other direction, for untouched original positions (inside a
+  replaced span: the replacement's start).
+- ``.unsupported``: ``list[Unsupported(construct, line, col)]`` (0-based line/char column of the original) for
+  constructs left as they were because no safe rewrite exists; the analyzer records them as
+  ``unsupported_syntax:<construct>`` exclusions.  ``construct`` is a ``Construct`` member's value.
+- ``.helpers``: names of generated helper sources this file needs (``HELPER_SOURCES[name]`` is a whole C# 7 file
+  to add once to the compiled tree; empty for most files).
+
+``extract_global_usings(text, tree=None) -> list[str]``: the file's ``global using`` directives as plain ``using``
+directive texts (the rewrite itself blanks ``global``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+from dataclasses import dataclass, field
+
+
+class Construct(str, enum.Enum):
+    FILE_SCOPED_NAMESPACE = "file_scoped_namespace"
+    GLOBAL_USING = "global_using"
+    NULLABLE_ANNOTATION = "nullable_annotation"
+    NULLABLE_DIRECTIVE = "nullable_directive"
+    NULL_FORGIVING = "null_forgiving"
+    TARGET_TYPED_NEW = "target_typed_new"
+    PATTERN = "pattern"
+    SWITCH_EXPRESSION = "switch_expression"
+    SWITCH_PATTERN_CASE = "switch_pattern_case"
+    RECORD = "record"
+    INIT_ACCESSOR = "init_accessor"
+    REQUIRED_MEMBER = "required_member"
+    PRIMARY_CONSTRUCTOR = "primary_constructor"
+    USING_DECLARATION = "using_declaration"
+    STATIC_LAMBDA = "static_lambda"
+    LOCAL_FUNCTION = "local_function"
+    RANGE = "range"
+    INDEX_FROM_END = "index_from_end"
+    NULL_COALESCING_ASSIGNMENT = "null_coalescing_assignment"
+    RAW_STRING = "raw_string"
+    UTF8_STRING = "utf8_string"
+    COLLECTION_EXPRESSION = "collection_expression"
+    DEFAULT_INTERFACE_MEMBER = "default_interface_member"
+    WITH_EXPRESSION = "with_expression"
+    FILE_TYPE = "file_type"
+    READONLY_MEMBER = "readonly_member"
+    SCOPED = "scoped"
+    TOP_LEVEL_STATEMENTS = "top_level_statements"
+    LIST_PATTERN = "list_pattern"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int  # original character offsets, [start, end)
+    end: int
+    replacement: str
+    construct: Construct
+    # (offset in replacement, original offset, length): replacement[r:r+n] is a copy of original[o:o+n]
+    anchors: tuple[tuple[int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    construct: str
+    line: int  # 0-based
+    col: int  # 0-based character column
+
+
+@dataclass
+class DownlevelResult:
+    original: str
+    text: str
+    edits: list[Edit] = field(default_factory=list)
+    unsupported: list[Unsupported] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.edits)
+
+    def __post_init__(self) -> None:
+        # new_starts[i]: offset in the rewritten text where edit i's replacement begins
+        self._new_starts: list[int] = []
+        self._orig_starts = [e.start for e in self.edits]
+        delta = 0
+        for e in self.edits:
+            self._new_starts.append(e.start + delta)
+            delta += len(e.replacement) - (e.end - e.start)
+        self._orig_lines = _line_starts(self.original)
+        self._new_lines = _line_starts(self.text) if self.edits else self._orig_lines
+
+    def to_original_offset(self, offset: int) -> int:
+        offset = max(0, min(offset, len(self.text)))
+        i = bisect.bisect_right(self._new_starts, offset) - 1
+        if i < 0:
+            return offset
+        e, ns = self.edits[i], self._new_starts[i]
+        k = offset - ns
+        if k < len(e.replacement):
+            for r, o, n in e.anchors:
+                if r <= k < r + n:
+                    return o + (k - r)
+            return e.start
+        return e.end + (k - len(e.replacement))
+
+    def to_rewritten_offset(self, offset: int) -> int:
+        offset = max(0, min(offset, len(self.original)))
+        i = bisect.bisect_right(self._orig_starts, offset) - 1
+        if i < 0:
+            return offset
+        e, ns = self.edits[i], self._new_starts[i]
+        if offset < e.end:
+            return ns
+        return ns + len(e.replacement) + (offset - e.end)
+
+    def to_original(self, line: int, col: int) -> tuple[int, int]:
+        starts = self._new_lines
+        line = max(0, min(line, len(starts) - 1))
+        off = self.to_original_offset(starts[line] + col)
+        oline = bisect.bisect_right(self._orig_lines, off) - 1
+        return oline, off - self._orig_lines[oline]
+
+
+def _line_starts(text: str) -> list[int]:
+    out = [0]
+    find = text.find
+    i = find("\n")
+    while i >= 0:
+        out.append(i + 1)
+        i = find("\n", i + 1)
+    return out
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    parts, pos = [], 0
+    for e in edits:
+        parts.append(text[pos:e.start])
+        parts.append(e.replacement)
+        pos = e.end
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+HELPER_SOURCES: dict[str, str] = {}
+
+
+def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()) -> DownlevelResult:
+    from benchsmith.analyzers.csharp_downlevel_rules import collect_edits
+
+    edits, unsupported, helpers = collect_edits(text, tree, global_usings=tuple(global_usings),
+                                                value_types=frozenset(value_types))
+    if not edits:
+        return DownlevelResult(text, text, [], unsupported, helpers)
+    return DownlevelResult(text, apply_edits(text, edits), edits, unsupported, helpers)
+
+
+def extract_global_usings(text: str, tree=None) -> list[str]:
+    from benchsmith.analyzers.csharp_downlevel_rules import global_using_directives
+
+    return global_using_directives(text, tree)
