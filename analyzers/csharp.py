@@ -41,7 +41,10 @@ from typing import Iterable
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, skip_type_args, strip_generics
 from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
                                        tree_has_errors, utf8_env, walk)
-from benchsmith.files import RepoSnapshot, SourceFile, write_tree
+from benchsmith.analyzers.csharp_copy import Prepared, prepare
+from benchsmith.analyzers.csharp_preprocess import preprocess
+from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX
+from benchsmith.files import RepoSnapshot, SourceFile, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run, which
 
@@ -49,6 +52,7 @@ KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS042
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
 SHIM_FILE = "__benchsmith_shim__.cs"
 MAX_SHIM_ROUNDS = 4
+UNSUPPORTED_PREFIX = "unsupported_syntax:"  # an UNSUPPORTED_SYNTAX exclusion's detail names the construct after it
 
 
 class Compiler(str, enum.Enum):
@@ -184,10 +188,11 @@ def _name(node) -> str:
     return re.sub(r"\s+|/\*.*?\*/|//[^\n]*", "", node.text.decode("utf-8", "replace"), flags=re.S)
 
 
-def scan_csharp(src: SourceFile) -> CsFileInfo:
+def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
+    """``tree``: tree-sitter's tree of ``src.text`` when the caller has it already."""
     info = CsFileInfo(src.path)
     data = src.text.encode("utf-8")
-    tree = _cs_parser().parse(data)
+    tree = tree if tree is not None else _cs_parser().parse(data)
     info.tree = tree
     root = tree.root_node
     info.ts_error = tree_has_errors(root)
@@ -673,7 +678,8 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 _IDENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
 
 
-def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None:
+def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str, back=None) -> CrossFileRef | None:
+    """``back``: the analysed copy's offsets -> the original's (the down-level map), when they differ."""
     text = plan.stubbed_text
     pos = _offset(text, d.line, d.col)
     if pos is None:
@@ -710,6 +716,8 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     if symbol is None or stub_name is None or name_at is None:
         return None
     orig = plan.insertions.to_original(name_at)
+    if back is not None:
+        orig = back(orig)
     if orig is None or not original.startswith(symbol, orig):
         return None
     line, col = _position(original, orig)
@@ -815,6 +823,38 @@ class CSharpAnalyzer(Analyzer):
     # Place whole qualified names in the shim and take out stubs sure to break a declaration up front, instead of
     # learning both from extra compiles.  False is the plain round-by-round reference (the bench compares them).
     predict: bool = True
+    # The down-level pass (C# 8-12 -> C# 7 for mcs); False compiles the preprocessed text as it is.  Never with
+    # Roslyn, which reads current C# itself.
+    downlevel: bool = True
+
+    def _define_args(self) -> tuple[str, ...]:
+        """The preprocessor symbols of the build (the preprocessor evaluated them already; a file it left to the
+        compiler gets the same)."""
+        defines = sorted(getattr(self, "_defines", ()) or DEFAULT_DEFINES)
+        return (f"-define:{';'.join(defines)}",) if defines else ()
+
+    def uses_downlevel(self) -> bool:
+        """Whether ``analyze`` runs the down-level pass: only for mcs (Roslyn, the first choice where ``dotnet``
+        exists, parses current C#)."""
+        return self.downlevel and self._backend()[0] is Compiler.MCS
+
+    @classmethod
+    def read_configs(cls, repo, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
+        """``{relative path: text}`` of the repository's ``*.csproj`` and ``Directory.Build.props`` (data: their
+        unconditional defines, target frameworks and implicit usings; msbuild never runs), without following
+        symlinks."""
+        return read_data_files(repo, lambda name: name.lower().endswith(PROJECT_SUFFIX) or name in PROJECT_FILES,
+                               prune=lambda d: d.startswith(".") or d in ("bin", "obj"),
+                               max_bytes=max_bytes, max_files=max_files)
+
+    def tree_source(self, path: str, text: str) -> bytes:
+        """The bytes tree-sitter should parse for ``text``: the preprocessed file (inactive ``#if`` branches and
+        directive lines blanked), whose byte offsets are the original's, with the symbols of this analyzer's
+        last analysis (the defaults for a file it did not see)."""
+        pre = getattr(self, "_tree_sources", {}).get(path)
+        if pre is None or pre.original != text:
+            pre = preprocess(text, DEFAULT_DEFINES)
+        return pre.tree_bytes()
 
     def _backend(self) -> tuple[Compiler, Roslyn | None]:
         if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
@@ -847,7 +887,7 @@ class CSharpAnalyzer(Analyzer):
     def _csc(self, roslyn: Roslyn, tree: Path, files: list[str], rsp: Path, known: set[str],
              out_dll: Path) -> CompileOutcome:
         args = ["-nologo", "-noconfig", "-nostdlib+", "-target:library", "-unsafe+", "-langversion:latest",
-                "-nullable:enable", "-warn:0", "-deterministic+", f"-out:{out_dll}"]
+                "-nullable:enable", "-warn:0", "-deterministic+", f"-out:{out_dll}", *self._define_args()]
         args += [f'-r:"{r}"' for r in roslyn.references]
         self._rsp(rsp, args, files)
         res = run([roslyn.dotnet, roslyn.csc_dll, f"@{rsp}"], cwd=tree, env={**utf8_env(),
@@ -885,13 +925,17 @@ class CSharpAnalyzer(Analyzer):
                                                    "name reserved for benchsmith's placeholder file", repo))
             else:
                 usable[f.path] = f.text
-        texts = {p: neutralise_error_directives(t) for p, t in usable.items()} if kind is Compiler.MCS else usable
+        prepared = prepare(usable, snapshot.configs, downlevel=self.downlevel and kind is Compiler.MCS,
+                           roslyn=kind is Compiler.CSC)
+        result.stats.update(prepared.stats)
+        self._tree_sources = {p: c.pre for p, c in prepared.copies.items()}
+        texts = prepared.texts()
         # The compiles are separate processes: with ``parallel`` > 1 the parse pass runs while tree-sitter scans,
         # and the original- and stubbed-tree compiles of a round run side by side.
         pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="csharp-compile") \
             if self.parallel > 1 else None
         try:
-            return self._analyze(result, repo, kind, roslyn, usable, texts, workdir, pool)
+            return self._analyze(result, repo, kind, roslyn, usable, prepared, workdir, pool)
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return result
@@ -900,8 +944,10 @@ class CSharpAnalyzer(Analyzer):
                 pool.shutdown(wait=True)  # never leave a compiler running into the next repository
 
     def _analyze(self, result: AnalysisResult, repo: str, kind: Compiler, roslyn: Roslyn | None,
-                 usable: dict[str, str], texts: dict[str, str], workdir: Path,
+                 usable: dict[str, str], prepared: Prepared, workdir: Path,
                  pool: ThreadPoolExecutor | None) -> AnalysisResult:
+        texts = prepared.texts()
+        self._defines = prepared.defines
         def submit(fn, *args) -> Future:
             if pool is not None:
                 return pool.submit(fn, *args)
@@ -912,7 +958,7 @@ class CSharpAnalyzer(Analyzer):
                 done.set_exception(exc)
             return done
 
-        known = set(texts) | {SHIM_FILE}
+        known = set(texts) | {SHIM_FILE} | set(prepared.helpers)
         orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
         for tree in (orig_tree, stub_tree):
             shutil.rmtree(tree, ignore_errors=True)
@@ -921,10 +967,10 @@ class CSharpAnalyzer(Analyzer):
         write_tree(orig_tree, texts)
         written: dict[Path, dict[str, str]] = {orig_tree: dict(texts), stub_tree: {}}
         parsed = submit(self._parse_run, orig_tree, sorted(texts), workdir, known) if kind is Compiler.MCS else None
-        infos = {p: scan_csharp(SourceFile(p, t)) for p, t in usable.items()}
+        infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
         compiled = set(texts)
         if parsed is not None:
-            compiled = self._parse_verdict(repo, parsed.result(), texts, infos, result)
+            compiled = self._parse_verdict(repo, parsed.result(), texts, infos, result, prepared)
             if compiled is None:
                 return result
         plans = plan_all_stubs(infos, texts, compiled)
@@ -946,6 +992,7 @@ class CSharpAnalyzer(Analyzer):
             files = {p: shim.apply_blanks(p, source[p]) for p in order}
             if kind is Compiler.MCS:
                 files[SHIM_FILE] = shim.text()
+            files.update(prepared.helpers)  # generated C#: down-level helpers, Roslyn's implicit usings
             return files
 
         dropped: set[str] | None = None
@@ -1009,12 +1056,13 @@ class CSharpAnalyzer(Analyzer):
                     return self._fail(result, repo, after.error)
         result.stats["files_stubs_dropped"] = len(dropped)
         self._collect_refs(result, before.diagnostics, after.diagnostics, plans, dropped, infos, texts, usable,
-                           compiled)
+                           compiled, prepared)
         return result
 
     def _collect_refs(self, result: AnalysisResult, before: list[CsDiagnostic], after: list[CsDiagnostic],
                       plans: dict[str, CsStubs], dropped: set[str], infos: dict[str, CsFileInfo],
-                      texts: dict[str, str], usable: dict[str, str], compiled: set[str]) -> None:
+                      texts: dict[str, str], usable: dict[str, str], compiled: set[str],
+                      prepared: Prepared | None = None) -> None:
         active = {p: pl for p, pl in plans.items() if p not in dropped}
         seen_before = set()
         for d in before:
@@ -1040,7 +1088,8 @@ class CSharpAnalyzer(Analyzer):
             if d.code not in KEPT_CODES:
                 unattributed += 1
                 continue
-            ref = cs_ref(d, plan, usable[d.file])
+            copy = prepared.copies.get(d.file) if prepared is not None else None
+            ref = cs_ref(d, plan, usable[d.file], copy.to_original if copy is not None and copy.downlevel else None)
             if ref is None or ref.defining_file == ref.file:
                 unattributed += 1
                 continue
@@ -1063,17 +1112,18 @@ class CSharpAnalyzer(Analyzer):
         if kind is Compiler.CSC and roslyn is not None:
             return self._csc(roslyn, tree, files, rsp, known, out)
         container = self.options.backend.value != "local"
-        return self._mcs(tree, files, rsp, MCS_OPTIONS, known, f"/tmp/benchsmith-{tree.name}.dll" if container
-                         else str(out))
+        return self._mcs(tree, files, rsp, (*MCS_OPTIONS, *self._define_args()), known,
+                         f"/tmp/benchsmith-{tree.name}.dll" if container else str(out))
 
     def _parse_run(self, tree: Path, files: list[str], workdir: Path, known: set[str]) -> CompileOutcome:
         """One ``mcs --parse`` over every file (needs no scan, so it runs while tree-sitter scans)."""
-        return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental"),
-                         known, "")
+        return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental",
+                                                               *self._define_args()), known, "")
 
     def _parse_verdict(self, repo: str, out: CompileOutcome, texts: dict[str, str], infos: dict[str, CsFileInfo],
-                       result: AnalysisResult) -> set[str] | None:
-        """The files the parse pass could not read are recorded and left out of both compiles."""
+                       result: AnalysisResult, prepared: Prepared | None = None) -> set[str] | None:
+        """The files the parse pass could not read, and those with a construct the down-level pass could not
+        rewrite, are recorded and left out of both compiles."""
         if out.diagnostics is None and not out.error.startswith("timeout"):
             # A parser crash (CS0589 is reported per file, but an unhandled exception aborts the run): fall back to
             # tree-sitter's verdict so one odd file does not cost the repository.
@@ -1085,12 +1135,31 @@ class CSharpAnalyzer(Analyzer):
         for d in out.diagnostics:
             if d.kind == "error" and d.file in texts and d.file not in bad:
                 bad[d.file] = d
-        for path, d in sorted(bad.items()):
-            reason = Reason.SYNTAX_ERROR if infos[path].ts_error else Reason.TOOLCHAIN_CANNOT_PARSE
+        unsupported = prepared.unsupported if prepared is not None else {}
+        for path in sorted(set(bad) | set(unsupported)):
+            if path in unsupported:
+                first = unsupported[path][0]
+                others = sorted({u.construct for u in unsupported[path][1:]} - {first.construct})
+                detail = f"{UNSUPPORTED_PREFIX}{first.construct} line {first.line + 1}" + (
+                    f" (also {', '.join(others)})" if others else "")
+                result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, Reason.UNSUPPORTED_SYNTAX,
+                                                   detail, repo))
+                continue
+            d = bad[path]
+            copy = prepared.copies.get(path) if prepared is not None else None
+            ts_error = copy.pre_ts_error if copy is not None and copy.pre_ts_error is not None \
+                else infos[path].ts_error
+            reason = Reason.SYNTAX_ERROR if ts_error else Reason.TOOLCHAIN_CANNOT_PARSE
+            line = d.line
+            if copy is not None and copy.downlevel is not None:
+                off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
+                line = _position(copy.original, off)[0] + 1
+            why = f"; preprocessor: {copy.pre.error}" if copy is not None and copy.pre.error else ""
             result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, reason,
-                                               f"mcs line {d.line}: {d.code} {d.message[:200]}", repo))
+                                               f"mcs line {line}: {d.code} {d.message[:200]}{why}", repo))
         result.stats["unparsed_files"] = len(bad)
-        return set(texts) - set(bad)
+        result.stats["unsupported_files"] = len(set(unsupported) - set(bad))
+        return set(texts) - set(bad) - set(unsupported)
 
     @staticmethod
     def _stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs], dropped: set[str],

@@ -37,6 +37,8 @@ _BREAK_RE = re.compile(r"\r\n|[\r\n\u0085\u2028\u2029]")
 CONDITIONAL = frozenset({"if", "elif", "else", "endif"})
 BLANKED = CONDITIONAL | {"define", "undef", "region", "endregion", "pragma", "nullable", "line", "error",
                          "warning"}
+_INTEREST = re.compile("[/\"'@$\r\n\u0085\u2028\u2029]")
+_ANY_DIRECTIVE = re.compile(r"^[ \t\v\f\u00a0\ufeff]*#", re.M)
 _SPACE = frozenset(" \t\v\f\ufeff\u00a0")
 _DIRECTIVE = re.compile(r"[ \t\v\f\u00a0\ufeff]*#[ \t]*([A-Za-z]+)")
 
@@ -350,7 +352,7 @@ def preprocess(text: str, defines: set[str] | frozenset[str] | tuple[str, ...] =
 
 
 def _preprocess(text: str, defines: set[str]) -> Preprocessed:
-    if "#" not in text:
+    if _ANY_DIRECTIVE.search(text) is None:
         return Preprocessed(text, text, (), frozenset(defines))
     lex = _Lexer(text)
     st = _State(set(defines))
@@ -389,16 +391,20 @@ def _preprocess(text: str, defines: set[str]) -> Preprocessed:
         # or interpolated string may carry the line on)
         k = pos
         while True:
-            while k < n and text[k] in _SPACE:
-                k += 1
-            if k >= n:
+            m = _INTEREST.search(text, k)
+            stop = m.start() if m else n
+            if not st.seen_code and text[k:stop].strip():
+                st.seen_code = True
+            if m is None:
                 pos = n
                 break
-            if text[k] in LINE_BREAKS:
-                pos = k + 2 if text.startswith("\r\n", k) else k + 1
+            c = text[stop]
+            if c in LINE_BREAKS:
+                pos = stop + 2 if text.startswith("\r\n", stop) else stop + 1
                 break
-            st.seen_code = True
-            k = lex.skip_token(k)
+            if c != "/" or not text.startswith(("//", "/*"), stop):
+                st.seen_code = True  # comments are no tokens: #define may follow them
+            k = lex.skip_token(stop)
     if st.stack:
         raise PreprocessError(f"#if on line {st.stack[-1].line} has no #endif")
     if not blanks:

@@ -45,6 +45,7 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _GROUP = re.compile(r"<(PropertyGroup|ItemGroup)\b([^>]*?)(?<!/)>(.*?)</\1\s*>", re.S)
 _ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]*)\b([^>]*?)(?:/>|>(.*?)</\1\s*>)", re.S)
 _ATTR = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a -define: may carry
 _PROJECT_SDK = re.compile(r"<Project\b[^>]*?\bSdk\s*=\s*[\"']([^\"']+)[\"']", re.S)
 
 
@@ -93,7 +94,7 @@ def parse_project(text: str) -> _Props:
             if kind == "PropertyGroup":
                 if name == "DefineConstants":
                     props.defines = [s.strip() for s in re.split(r"[;,]", value)
-                                     if s.strip() and "$(" not in s] + (props.defines if "$(" in value else [])
+                                     if _SYMBOL.fullmatch(s.strip())] + (props.defines if "$(" in value else [])
                 elif name == "ImplicitUsings":
                     props.implicit = value.lower()
                 elif name in ("TargetFramework", "TargetFrameworks"):
