@@ -9,7 +9,8 @@ them; one project's settings cover the files below its folder):
 - the usings the SDK adds when ``ImplicitUsings`` is ``enable``/``true`` (per SDK: plain, Web, Worker), plus
   ``<Using Include=...>`` items, less ``<Using Remove=...>``.
 Only unconditional settings count: a ``Condition`` depends on an msbuild evaluation we never do (a
-``TraceAlloc`` configuration's ``DefineConstants`` is not the build's).  Without a project file a file gets the
+``TraceAlloc`` configuration's ``DefineConstants`` is not the build's) -- except the common
+``Condition="'$(TargetFramework)' == 'X'"`` on ``DefineConstants``, which names the framework chosen here.  Without a project file a file gets the
 default symbols and no implicit usings.
 """
 
@@ -64,6 +65,9 @@ class _Props:
     frameworks: list[str] = field(default_factory=list)
     using_add: list[str] = field(default_factory=list)
     using_remove: list[str] = field(default_factory=list)
+    # DefineConstants under ``Condition="'$(TargetFramework)' == 'X'"`` (the one condition read: it names the
+    # target framework, which is chosen here anyway): lower-cased framework -> its added symbols
+    tfm_defines: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _attrs(text: str) -> dict[str, str]:
@@ -85,11 +89,20 @@ def parse_project(text: str) -> _Props:
         props.sdk = m.group(1).split("/")[0].strip()
     for g in _GROUP.finditer(text):
         kind, gattrs, body = g.group(1), _attrs(g.group(2)), g.group(3) or ""
-        if "Condition" in gattrs:
+        group_tfm = _tfm_condition(gattrs["Condition"]) if "Condition" in gattrs else None
+        if "Condition" in gattrs and group_tfm is None:
             continue
         for e in _ELEMENT.finditer(body):
             name, eattrs, value = e.group(1), _attrs(e.group(2)), _unescape(e.group(3) or "")
+            tfm = group_tfm
             if "Condition" in eattrs:
+                tfm = _tfm_condition(eattrs["Condition"]) if group_tfm is None else None
+                if tfm is None:
+                    continue
+            if tfm is not None:
+                if kind == "PropertyGroup" and name == "DefineConstants":
+                    props.tfm_defines.setdefault(tfm, []).extend(
+                        s.strip() for s in re.split(r"[;,]", value) if _SYMBOL.fullmatch(s.strip()))
                 continue
             if kind == "PropertyGroup":
                 if name == "DefineConstants":
@@ -107,6 +120,14 @@ def parse_project(text: str) -> _Props:
                 if eattrs.get("Remove"):
                     props.using_remove.append(eattrs["Remove"].strip())
     return props
+
+
+_TFM_CONDITION = re.compile(r"""\s*'\s*\$\(TargetFramework\)\s*'\s*==\s*'\s*([A-Za-z0-9.\-]+)\s*'\s*""")
+
+
+def _tfm_condition(condition: str) -> str | None:
+    m = _TFM_CONDITION.fullmatch(condition)
+    return m.group(1).lower() if m else None
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -210,10 +231,13 @@ class ProjectIndex:
             merged.frameworks = p.frameworks or merged.frameworks
             merged.using_add += p.using_add
             merged.using_remove += p.using_remove
+            for k, v in p.tfm_defines.items():
+                merged.tfm_defines.setdefault(k, []).extend(v)
         defines = set(DEFAULT_DEFINES) | set(merged.defines)
         tfm = _closest_to_mono(merged.frameworks)
         if tfm:
             defines |= framework_symbols(tfm)
+            defines |= set(merged.tfm_defines.get(tfm.lower(), ()))
         usings: list[str] = []
         if merged.implicit in ("enable", "true"):
             usings += SDK_USINGS

@@ -140,6 +140,12 @@ CSPROJ = """\
   <PropertyGroup Condition="'$(Configuration)' == 'TraceAlloc'">
     <DefineConstants>$(DefineConstants);TRACE_ALLOC</DefineConstants>
   </PropertyGroup>
+  <PropertyGroup Condition=" '$(TargetFramework)' == 'netstandard2.0' ">
+    <DefineConstants>$(DefineConstants);FEATURE_OLD</DefineConstants>
+  </PropertyGroup>
+  <PropertyGroup Condition=" '$(TargetFramework)' == 'net8.0' ">
+    <DefineConstants>$(DefineConstants);FEATURE_NEW</DefineConstants>
+  </PropertyGroup>
   <ItemGroup>
     <Using Include="Acme.Extra" />
     <Using Remove="System.Net.Http" />
@@ -161,6 +167,8 @@ def test_project_settings_are_read_as_data():
     # the project's DefineConstants replace the imported props' ones, the conditional group does not count
     assert {"MY_FLAG", "TRACE", "RELEASE", "NETSTANDARD2_0", "NETSTANDARD"} <= s.defines
     assert "TRACE_ALLOC" not in s.defines and "NET8_0" not in s.defines  # netstandard2.0 is closest to mono
+    # the one condition read: the chosen target framework's own DefineConstants
+    assert "FEATURE_OLD" in s.defines and "FEATURE_NEW" not in s.defines
     assert s.implicit_usings[:2] == ("System", "System.Collections.Generic")
     assert "Microsoft.AspNetCore.Builder" in s.implicit_usings and "Acme.Extra" in s.implicit_usings
     assert "System.Net.Http" not in s.implicit_usings and "Acme.Alias" not in s.implicit_usings
