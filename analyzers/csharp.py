@@ -920,9 +920,9 @@ class CSharpAnalyzer(Analyzer):
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.UNSAFE_PATH,
                                                    "a path with both quote characters cannot go in a response file",
                                                    repo))
-            elif f.path == SHIM_FILE:
+            elif f.path == SHIM_FILE or (f.path.startswith("__benchsmith_") and "/" not in f.path):
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.UNSAFE_PATH,
-                                                   "name reserved for benchsmith's placeholder file", repo))
+                                                   "name reserved for benchsmith's generated files", repo))
             else:
                 usable[f.path] = f.text
         prepared = prepare(usable, snapshot.configs, downlevel=self.downlevel and kind is Compiler.MCS,

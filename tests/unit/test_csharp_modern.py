@@ -1,0 +1,138 @@
+"""Modern C# through the whole C# analyzer with the real mcs: the preprocessor, the down-level pass, the project's
+usings, and the way back to the original positions; the references and the cuts are asserted exactly."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchsmith.analyzers import get_analyzer
+from benchsmith.analyzers.csharp import Compiler
+from benchsmith.builders.cceval.examples import ExampleCutter
+from benchsmith.files import snapshot
+from benchsmith.records import Reason
+
+pytestmark = pytest.mark.skipif(shutil.which("mcs") is None,
+                                reason="mcs not on PATH (apt-get install mono-mcs; scripts/setup_toolchains.sh)")
+
+LIB = """\
+namespace Acme.Lib
+{
+    public class Widget
+    {
+        public int Size;
+        public Widget(int size) { Size = size; }
+        public static Widget Create() { return new Widget(1); }
+        public void Draw() { }
+    }
+}
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(text.encode("utf-8"))
+    return root
+
+
+def _analyze(tmp_path: Path, files: dict[str, str], **attrs):
+    repo = _write(tmp_path / "repo", files)
+    a = get_analyzer("csharp")
+    a.compiler = Compiler.MCS
+    for k, v in attrs.items():
+        setattr(a, k, v)
+    snap = snapshot(repo, a.extensions, tmp_path / "snap", repo_name="repo")
+    snap.configs = a.read_configs(repo)
+    return a, snap, a.analyze(snap, tmp_path / "work")
+
+
+def _refs(res, file: str) -> list[tuple[int, int, str]]:
+    return sorted((r.line, r.column, r.symbol) for r in res.refs if r.file == file)
+
+
+def _cuts(analyzer, snap, res, file: str) -> list[str]:
+    cutter = ExampleCutter(analyzer, snap.by_path(), "repo")
+    return [e.groundtruth for e in cutter.run([r for r in res.refs if r.file == file])]
+
+
+def test_inactive_branches_are_not_analysed_and_positions_after_them_hold(tmp_path):
+    app = """\
+using Acme.Lib;
+namespace Acme.App
+{
+    public class Program
+#if DEBUG
+        : System.IDisposable
+#endif
+    {
+#if DEBUG
+        public void Dispose() { Widget.Create().Draw(); }
+#else
+        public int Release() { return Widget.Create().Size; }
+#endif
+        public void Run() { var w = new Widget(2); w.Draw(); }
+    }
+}
+"""
+    a, snap, res = _analyze(tmp_path, {"Lib/Widget.cs": LIB, "App/Program.cs": app})
+    assert _refs(res, "App/Program.cs") == [(11, 45, "Create"), (13, 40, "Widget"), (13, 53, "Draw")]
+    assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Size;", "Widget(2);", "Draw();"]
+
+
+def test_line_directives_do_not_move_the_compilers_positions(tmp_path):
+    # mcs would place everything after `#line 300 "Other.cs"` in another file: the references were lost
+    app = """\
+using Acme.Lib;
+namespace Acme.App
+{
+    public class Program
+    {
+#line 300 "Other.cs"
+        public void Run() { Widget.Create().Draw(); }
+#line default
+        public int Size() { return new Widget(3).Size; }
+    }
+}
+"""
+    a, snap, res = _analyze(tmp_path, {"Lib/Widget.cs": LIB, "App/Program.cs": app})
+    assert _refs(res, "App/Program.cs") == [(6, 35, "Create"), (8, 39, "Widget"), (8, 49, "Size")]
+    assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Draw();", "Widget(3).Size;"]
+
+
+def test_project_defines_and_implicit_usings_come_from_the_csproj(tmp_path):
+    csproj = """<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup><TargetFramework>netstandard2.0</TargetFramework><ImplicitUsings>enable</ImplicitUsings>
+  <DefineConstants>$(DefineConstants);ACME_FAST</DefineConstants></PropertyGroup>
+  <ItemGroup><Using Include="Acme.Lib" /></ItemGroup>
+</Project>
+"""
+    # no `using Acme.Lib;`: the project's <Using> item imports it; List<> comes from the SDK's implicit usings
+    app = """\
+namespace Acme.App
+{
+    public class Program
+    {
+        public List<int> Sizes = new List<int>();
+#if ACME_FAST && NETSTANDARD2_0
+        public void Run() { Sizes.Add(Widget.Create().Size); }
+#else
+        public void Slow() { new Widget(5).Draw(); }
+#endif
+    }
+}
+"""
+    a, snap, res = _analyze(tmp_path, {"Acme.csproj": csproj, "Lib/Widget.cs": LIB, "App/Program.cs": app})
+    assert _refs(res, "App/Program.cs") == [(6, 44, "Create")]
+    assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Size);"]
+    assert not res.exclusions
+
+
+def test_a_file_the_preprocessor_rejects_is_left_to_the_compiler_and_recorded(tmp_path):
+    bad = "namespace Acme.App {\n#if FOO\n    public class Broken { }\n}\n"  # no #endif
+    _, _, res = _analyze(tmp_path, {"Lib/Widget.cs": LIB, "App/Broken.cs": bad})
+    assert [(e.item_id, e.reason) for e in res.exclusions] in (
+        [("repo/App/Broken.cs", Reason.TOOLCHAIN_CANNOT_PARSE)], [("repo/App/Broken.cs", Reason.SYNTAX_ERROR)])
+    assert "preprocessor: #if on line 2 has no #endif" in res.exclusions[0].detail
