@@ -1,0 +1,238 @@
+"""Shared machinery of the C# down-level rules: character offsets of tree-sitter nodes, the edit list with its
+conflict check, replacement builders whose copied original text stays mapped to its source, a flat token list."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from benchsmith.analyzers.csharp_downlevel import HELPER, HELPER_FILE, HELPER_SOURCE, Construct, Edit, Unsupported  # noqa: F401
+
+# literal nodes kept whole in the token list (their inner children are not tokens of the expression grammar)
+ATOMIC = frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",
+                    "interpolated_string_expression", "integer_literal", "real_literal", "boolean_literal",
+                    "null_literal", "comment"})
+
+
+@dataclass(frozen=True)
+class Tok:
+    type: str
+    start: int  # characters
+    end: int
+    text: str
+    node: object
+
+
+class Rep:
+    """A replacement under construction: literal text and copies of original spans (copies keep their map)."""
+
+    def __init__(self, ctx: "Ctx") -> None:
+        self.ctx, self.parts, self.anchors, self.n = ctx, [], [], 0
+
+    def lit(self, s: str) -> "Rep":
+        self.parts.append(s)
+        self.n += len(s)
+        return self
+
+    def copy(self, start: int, end: int, text: str | None = None) -> "Rep":
+        s = self.ctx.text[start:end] if text is None else text
+        if s:
+            if text is None:
+                self.anchors.append((self.n, start, len(s)))
+            self.parts.append(s)
+            self.n += len(s)
+        return self
+
+    def copy_edited(self, start: int, end: int) -> "Rep":
+        """A copy of ``[start, end)`` with the edits already made inside it applied (their maps kept)."""
+        inner = sorted((e for e in self.ctx.edits if start <= e[0] and e[1] <= end and (e[0] < e[1] or start < e[0] < end)),
+                       key=lambda e: (e[0], e[1], e[5]))
+        pos = start
+        for e in inner:
+            if e[0] < pos:
+                continue
+            self.copy(pos, e[0])
+            base = self.n
+            self.parts.append(e[2])
+            self.anchors.extend((base + r, o, n) for r, o, n in e[4])
+            self.n += len(e[2])
+            pos = e[1]
+        return self.copy(pos, end)
+
+    def copy_pieces(self, pieces: list[tuple[int, int, str]]) -> "Rep":
+        for start, end, s in pieces:
+            if s == self.ctx.text[start:end]:
+                self.copy(start, end)
+            else:
+                self.lit(s)
+        return self
+
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class Ctx:
+    def __init__(self, text: str, tree) -> None:
+        self.text = text
+        self.tree = tree
+        data = text.encode("utf-8")
+        self.ascii = len(data) == len(text)
+        self._b2c: list[int] | None = None
+        if not self.ascii:
+            table = [0] * (len(data) + 1)
+            b = 0
+            for i, ch in enumerate(text):
+                n = len(ch.encode("utf-8"))
+                for k in range(n):
+                    table[b + k] = i
+                b += n
+            table[len(data)] = len(text)
+            self._b2c = table
+        self.edits: list[tuple[int, int, str, Construct, tuple, int, int]] = []  # + seq, group
+        self.unsupported: list[Unsupported] = []
+        self.helpers: set[str] = set()
+        self._seq = itertools.count()
+        self._names = itertools.count(1)
+        self.group = 0
+        self.caps: dict = {}
+        self.value_types: frozenset[str] = frozenset()
+        self._tokens: list[Tok] | None = None
+        self._tok_starts: list[int] | None = None
+        self._line_starts: list[int] | None = None
+
+    # positions ---------------------------------------------------------------------------------------------
+    def c(self, byte: int) -> int:
+        return byte if self._b2c is None else self._b2c[byte]
+
+    def span(self, node) -> tuple[int, int]:
+        return self.c(node.start_byte), self.c(node.end_byte)
+
+    def src(self, node) -> str:
+        s, e = self.span(node)
+        return self.text[s:e]
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        import bisect
+
+        if self._line_starts is None:
+            from benchsmith.analyzers.csharp_downlevel import _line_starts
+
+            self._line_starts = _line_starts(self.text)
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line, offset - self._line_starts[line]
+
+    def fresh(self, prefix: str) -> str:
+        return f"__bs{prefix}{next(self._names)}"
+
+    # edits -------------------------------------------------------------------------------------------------
+    def new_group(self) -> int:
+        self.group += 1
+        return self.group
+
+    def edit(self, start: int, end: int, replacement, construct: Construct, prio: int = 0) -> None:
+        if isinstance(replacement, Rep):
+            rep, anchors = replacement.text(), tuple(replacement.anchors)
+        else:
+            rep, anchors = replacement, ()
+        if rep == self.text[start:end]:
+            return
+        # prio < 0: an insertion that must precede the other insertions at the same point (an outer prefix)
+        self.edits.append((start, end, rep, construct, anchors, (prio, next(self._seq)), self.group))
+
+    def insert(self, at: int, s: str, construct: Construct, prio: int = 0) -> None:
+        self.edit(at, at, s, construct, prio)
+
+    def drop_inside(self, start: int, end: int) -> None:
+        """Forget the edits of other rewrites inside ``[start, end)`` (their text moved elsewhere)."""
+        self.edits = [e for e in self.edits if e[6] == self.group or not (start <= e[0] and e[1] <= end)]
+
+    def blank(self, start: int, end: int, construct: Construct) -> None:
+        """Spaces in place of ``[start, end)``, newlines kept: nothing after it moves."""
+        seg = self.text[start:end]
+        self.edit(start, end, "".join(ch if ch in "\r\n" else " " for ch in seg), construct)
+
+    def replace_padded(self, start: int, end: int, s: str, construct: Construct) -> None:
+        """``s`` padded with spaces to the span's length when it is not longer (single-line spans)."""
+        n = end - start
+        self.edit(start, end, s + " " * (n - len(s)) if len(s) <= n else s, construct)
+
+    def unsupported_at(self, offset: int, construct: Construct) -> None:
+        line, col = self.line_col(offset)
+        self.unsupported.append(Unsupported(construct.value, line, col))
+
+    def finish(self) -> list[Edit]:
+        """Sorted, non-overlapping edits; a rewrite (group) any of whose edits overlaps an accepted one is dropped
+        whole and recorded as unsupported."""
+        order = sorted(self.edits, key=lambda e: (e[0], e[1], e[5]))
+        bad_groups: set[int] = set()
+        while True:
+            accepted, end, new_bad = [], 0, set()
+            for e in order:
+                if e[6] in bad_groups:
+                    continue
+                if e[0] < end:
+                    new_bad.add(e[6])
+                    continue
+                accepted.append(e)
+                end = max(end, e[1])
+            fresh = new_bad - bad_groups
+            if not fresh:
+                break
+            for e in order:
+                if e[6] in fresh:
+                    self.unsupported_at(e[0], e[3])
+                    break
+            bad_groups |= fresh
+        return [Edit(s, e, r, c, a) for s, e, r, c, a, _, _ in accepted]
+
+    # tokens ------------------------------------------------------------------------------------------------
+    def tokens(self) -> list[Tok]:
+        if self._tokens is None:
+            out: list[Tok] = []
+            cursor = self.tree.walk()
+            down = True
+            while True:
+                node = cursor.node
+                if down and (node.child_count == 0 or node.type in ATOMIC):
+                    if node.type != "comment" and node.end_byte > node.start_byte:
+                        s, e = self.span(node)
+                        out.append(Tok(node.type, s, e, self.text[s:e], node))
+                    down = False
+                if down and cursor.goto_first_child():
+                    continue
+                if cursor.goto_next_sibling():
+                    down = True
+                    continue
+                if not cursor.goto_parent():
+                    break
+                down = False
+            self._tokens = out
+            self._tok_starts = [t.start for t in out]
+        return self._tokens
+
+    def tok_index(self, offset: int) -> int:
+        """Index of the first token starting at or after ``offset``."""
+        import bisect
+
+        self.tokens()
+        return bisect.bisect_left(self._tok_starts, offset)
+
+
+def child_of_type(node, *types):
+    for c in node.children:
+        if c.type in types:
+            return c
+    return None
+
+
+def children_of_type(node, *types):
+    return [c for c in node.children if c.type in types]
+
+
+def ancestor(node, *types):
+    n = node.parent
+    while n is not None:
+        if n.type in types:
+            return n
+        n = n.parent
+    return None

@@ -1,0 +1,354 @@
+"""Declaration-level rewrites: records and primary constructors (parameters -> members + constructor), ``init``
+accessors, local functions (-> delegate-typed locals declared at the top of their block, so calls before the
+declaration and recursion still resolve), default interface members (bodies moved, with their exact map, into an
+abstract class next to the interface: mcs cannot compile a body inside an interface)."""
+
+from __future__ import annotations
+
+from benchsmith.analyzers.csharp_downlevel import Construct as C
+from benchsmith.analyzers.csharp_downlevel_core import Ctx, Rep, child_of_type, children_of_type
+from benchsmith.analyzers.csharp_downlevel_rules import _rep_pieces, type_pieces
+
+
+def _params(ctx: Ctx, plist):
+    return [p for p in plist.named_children if p.type == "parameter"]
+
+
+def _member_names(ctx: Ctx, body) -> set[str]:
+    names = set()
+    if body is None:
+        return names
+    for m in body.named_children:
+        n = m.child_by_field_name("name")
+        if n is not None:
+            names.add(ctx.src(n))
+        for d in (m.named_children if m.type in ("field_declaration", "event_field_declaration") else ()):
+            for v in (d.named_children if d.type == "variable_declaration" else ()):
+                if v.type == "variable_declarator":
+                    vn = v.child_by_field_name("name") or (v.named_children[0] if v.named_children else None)
+                    if vn is not None:
+                        names.add(ctx.src(vn))
+    return names
+
+
+def _param_type_rep(ctx: Ctx, rep: Rep, p) -> bool:
+    t = p.child_by_field_name("type")
+    if t is None:
+        return False
+    rep.copy_pieces(_rep_pieces(type_pieces(ctx, t)))
+    return True
+
+
+def _copy_param(ctx: Ctx, rep: Rep, p, keep_attr) -> None:
+    """A parameter as text: attribute lists ``keep_attr`` accepts (without their target), modifiers, type, name,
+    default value."""
+    for a in children_of_type(p, "attribute_list"):
+        target = child_of_type(a, "attribute_target_specifier")
+        if not keep_attr(ctx.src(target).rstrip(":").strip() if target else ""):
+            continue
+        if target is not None:
+            rep.lit("[")
+            rep.copy(ctx.span(target)[1], ctx.span(a)[1])
+            rep.lit(" ")
+        else:
+            rep.copy(*ctx.span(a)).lit(" ")
+    t = p.child_by_field_name("type")
+    for m in p.children:
+        if m.type in ("modifier", "parameter_modifier", "this", "ref", "out", "in", "params", "scoped"):
+            if ctx.src(m) != "scoped":
+                rep.copy(*ctx.span(m)).lit(" ")
+    if t is not None:
+        rep.copy_pieces(_rep_pieces(type_pieces(ctx, t))).lit(" ")
+    rest_start = ctx.span(t)[1] if t is not None else ctx.span(p)[0]
+    rep.copy(rest_start, ctx.span(p)[1])
+
+
+def _base_args(ctx: Ctx, decl):
+    """(node to blank, argument_list) of a primary-constructor base call ``: Base(args)``."""
+    bl = child_of_type(decl, "base_list")
+    if bl is None:
+        return None
+    for c in bl.named_children:
+        if c.type == "primary_constructor_base_type":
+            args = child_of_type(c, "argument_list")
+            if args is not None:
+                return args
+        if c.type == "argument_list":
+            return c
+    return None
+
+
+def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool, construct) -> Rep:
+    body = decl.child_by_field_name("body") or child_of_type(decl, "declaration_list")
+    declared = _member_names(ctx, body)
+    name = decl.child_by_field_name("name")
+    rep = Rep(ctx).lit(" ")
+    for p in params:
+        pn = p.child_by_field_name("name")
+        if pn is None or ctx.src(pn) in declared:
+            continue
+        if properties:
+            for a in children_of_type(p, "attribute_list"):
+                target = child_of_type(a, "attribute_target_specifier")
+                if target is not None and ctx.src(target).rstrip(":").strip() == "property":
+                    rep.lit("[").copy(ctx.span(target)[1], ctx.span(a)[1]).lit(" ")
+            rep.lit("public ")
+        else:
+            rep.lit("private ")
+        _param_type_rep(ctx, rep, p)
+        rep.lit(" ").copy(*ctx.span(pn)).lit(" { get; set; } " if properties else "; ")
+    rep.lit("public ").copy(*ctx.span(name)).lit("(")
+    for k, p in enumerate(params):
+        if k:
+            rep.lit(", ")
+        _copy_param(ctx, rep, p, lambda target: target not in ("property", "field"))
+    rep.lit(")")
+    args = _base_args(ctx, decl)
+    if args is not None:
+        rep.lit(" : base").copy(*ctx.span(args))
+    elif is_struct:
+        rep.lit(" : this()")
+    rep.lit(" {")
+    for p in params:
+        pn = p.child_by_field_name("name")
+        if pn is not None and ctx.src(pn) not in declared:
+            n = ctx.src(pn)
+            rep.lit(f" this.{n} = {n};")
+    rep.lit(" } ")
+    if properties and params:
+        rep.lit("public void Deconstruct(")
+        for k, p in enumerate(params):
+            pn = p.child_by_field_name("name")
+            rep.lit(", " if k else "").lit("out ")
+            _param_type_rep(ctx, rep, p)
+            rep.lit(f" {ctx.src(pn)}")
+        rep.lit(") {")
+        for p in params:
+            n = ctx.src(p.child_by_field_name("name"))
+            rep.lit(f" {n} = this.{n};")
+        rep.lit(" } ")
+    return rep
+
+
+def _place_members(ctx: Ctx, decl, rep: Rep, construct) -> None:
+    body = decl.child_by_field_name("body") or child_of_type(decl, "declaration_list")
+    if body is not None:
+        ob = child_of_type(body, "{")
+        ctx.edit(ctx.span(ob)[1], ctx.span(ob)[1], rep, construct)
+        return
+    semi = [c for c in decl.children if c.type == ";"]
+    if not semi:
+        raise ValueError("declaration without body")
+    s, e = ctx.span(semi[-1])
+    ctx.edit(s, e, Rep(ctx).lit("{").copy_pieces(_rep_pieces(rep)).lit("}"), construct)
+
+
+def records(ctx: Ctx, caps) -> None:
+    for d in caps.get("record_declaration", ()) + caps.get("record_struct_declaration", []):
+        kw = child_of_type(d, "record")
+        if kw is None:
+            continue
+        ctx.new_group()
+        is_struct = child_of_type(d, "struct") is not None
+        explicit = child_of_type(d, "struct") or child_of_type(d, "class")
+        ks, ke = ctx.span(kw)
+        ctx.edit(ks, ke, "      " if explicit is not None else "class ", C.RECORD)
+        plist = child_of_type(d, "parameter_list")
+        params = _params(ctx, plist) if plist is not None else []
+        args = _base_args(ctx, d)
+        if args is not None:
+            ctx.blank(*ctx.span(args), C.RECORD)
+        if plist is None:
+            if not children_of_type(d, "declaration_list"):
+                semi = [c for c in d.children if c.type == ";"]
+                if semi:
+                    ctx.edit(*ctx.span(semi[-1]), "{}", C.RECORD)
+            continue
+        ctx.blank(*ctx.span(plist), C.RECORD)
+        try:
+            _place_members(ctx, d, _ctor_and_members(ctx, d, params, is_struct, True, C.RECORD), C.RECORD)
+        except ValueError:
+            ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+            ctx.unsupported_at(ks, C.RECORD)
+
+
+def primary_constructors(ctx: Ctx, caps) -> None:
+    for kind in ("class_declaration", "struct_declaration"):
+        for d in caps.get(kind, ()):
+            plist = child_of_type(d, "parameter_list")
+            if plist is None:
+                continue
+            ctx.new_group()
+            params = _params(ctx, plist)
+            ctx.blank(*ctx.span(plist), C.PRIMARY_CONSTRUCTOR)
+            args = _base_args(ctx, d)
+            if args is not None:
+                ctx.blank(*ctx.span(args), C.PRIMARY_CONSTRUCTOR)
+            try:
+                _place_members(ctx, d, _ctor_and_members(ctx, d, params, kind == "struct_declaration", False,
+                                                         C.PRIMARY_CONSTRUCTOR), C.PRIMARY_CONSTRUCTOR)
+            except ValueError:
+                ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+                ctx.unsupported_at(ctx.span(d)[0], C.PRIMARY_CONSTRUCTOR)
+
+
+def accessors(ctx: Ctx, caps) -> None:
+    for a in caps.get("accessor_declaration", ()):
+        kw = child_of_type(a, "init")
+        if kw is not None:
+            ctx.new_group()
+            ctx.edit(*ctx.span(kw), "set ", C.INIT_ACCESSOR)
+
+
+_BAD_PARAM = frozenset({"ref", "out", "in", "this", "params", "scoped"})
+
+
+def local_functions(ctx: Ctx, caps) -> None:
+    for f in caps.get("local_function_statement", ()):
+        ctx.new_group()
+        try:
+            _local_function(ctx, f)
+        except ValueError:
+            ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+            ctx.unsupported_at(ctx.span(f)[0], C.LOCAL_FUNCTION)
+
+
+def _local_function(ctx: Ctx, f) -> None:
+    name = f.child_by_field_name("name")
+    ret = f.child_by_field_name("type") or f.child_by_field_name("returns")
+    plist = f.child_by_field_name("parameters") or child_of_type(f, "parameter_list")
+    body = f.child_by_field_name("body")
+    if name is None or ret is None or plist is None or body is None or child_of_type(f, "type_parameter_list"):
+        raise ValueError("generic or incomplete local function")
+    params = _params(ctx, plist)
+    if len(params) > 16 or len(params) != len(plist.named_children):
+        raise ValueError("parameters")
+    for p in params:
+        if any(c.type in _BAD_PARAM or (c.type in ("modifier", "parameter_modifier") and ctx.src(c) in _BAD_PARAM)
+               for c in p.children) or child_of_type(p, "attribute_list") or p.child_by_field_name("type") is None \
+                or any(c.type == "=" for c in p.children):
+            raise ValueError("parameter modifier")
+    mods = [ctx.src(m) for m in children_of_type(f, "modifier")]
+    if any(m not in ("static", "async") for m in mods):
+        raise ValueError("modifier")
+    holder = f.parent
+    if holder is None or holder.type not in ("block", "switch_section"):
+        raise ValueError("not in a block")
+    void = ctx.src(ret) == "void"
+    decl = Rep(ctx).lit(" global::System." + ("Action" if void else "Func"))
+    types = [p.child_by_field_name("type") for p in params] + ([] if void else [ret])
+    if types:
+        decl.lit("<")
+        for k, t in enumerate(types):
+            decl.lit(", " if k else "").copy_pieces(_rep_pieces(type_pieces(ctx, t)))
+        decl.lit(">")
+    decl.lit(" ").copy(*ctx.span(name)).lit(" = null; ")
+    if holder.type == "block":
+        ob = child_of_type(holder, "{")
+        at = ctx.span(ob)[1]
+    else:
+        first = next((c for c in holder.named_children if c.type.endswith("statement")), None)
+        if first is None:
+            raise ValueError("empty section")
+        at = ctx.span(first)[0]
+    ctx.edit(at, at, decl, C.LOCAL_FUNCTION, prio=-1)
+    fs = ctx.span(f)[0]
+    ns, ne = ctx.span(name)
+    ctx.edit(fs, ne, Rep(ctx).copy(ns, ne).lit(" = " + ("async " if "async" in mods else "")), C.LOCAL_FUNCTION)
+    if body.type == "block":
+        ctx.insert(ctx.span(body)[0], "=> ", C.LOCAL_FUNCTION, prio=-1)
+        ctx.insert(ctx.span(body)[1], ";", C.LOCAL_FUNCTION)
+
+
+def default_interface_members(ctx: Ctx, caps) -> None:
+    for i in caps.get("interface_declaration", ()):
+        body = i.child_by_field_name("body") or child_of_type(i, "declaration_list")
+        if body is None:
+            continue
+        moved = []
+        for m in body.named_children:
+            has_body = m.child_by_field_name("body") is not None or child_of_type(m, "arrow_expression_clause") \
+                or any(child_of_type(a, "block", "arrow_expression_clause") is not None
+                       for a in children_of_type(child_of_type(m, "accessor_list") or m, "accessor_declaration"))
+            static = any(ctx.src(x) == "static" for x in children_of_type(m, "modifier"))
+            if has_body or static or m.type in ("field_declaration", "operator_declaration",
+                                                "conversion_operator_declaration", "constructor_declaration"):
+                moved.append((m, static or m.type != "method_declaration" and m.type != "property_declaration"
+                              and m.type != "indexer_declaration" and m.type != "event_declaration"))
+        if not moved:
+            continue
+        ctx.new_group()
+        name = i.child_by_field_name("name")
+        helper = Rep(ctx).lit(f" internal abstract class {ctx.fresh('dim')}")
+        tps = child_of_type(i, "type_parameter_list")
+        if tps is not None:
+            helper.copy(*ctx.span(tps))
+        for cl in children_of_type(i, "type_parameter_constraints_clause"):
+            helper.lit(" ").copy(*ctx.span(cl))
+        helper.lit(" {")
+        for m, drop in moved:
+            ms, me = ctx.span(m)
+            mods = children_of_type(m, "modifier")
+            start = max([ctx.span(x)[1] for x in mods], default=ms)
+            attrs_end = max([ctx.span(a)[1] for a in children_of_type(m, "attribute_list")], default=ms)
+            start = max(start, attrs_end)
+            static = any(ctx.src(x) == "static" for x in mods)
+            abstract = any(ctx.src(x) == "abstract" for x in mods)
+            if not abstract:
+                helper.lit(" public " + ("static " if static else ""))
+                helper.copy_edited(start, me)
+            ctx.drop_inside(ms, me)
+            if drop or static or abstract:
+                ctx.blank(ms, me, C.DEFAULT_INTERFACE_MEMBER)
+                continue
+            _strip_bodies(ctx, m)
+        # the interface's other members, abstract, so that the moved bodies still resolve calls to them
+        moved_ids = {m.id for m, _ in moved}
+        for m in body.named_children:
+            if m.id in moved_ids or m.type not in ("method_declaration", "property_declaration",
+                                                   "indexer_declaration", "event_declaration",
+                                                   "event_field_declaration"):
+                continue
+            ms, me = ctx.span(m)
+            mods = children_of_type(m, "modifier") + children_of_type(m, "attribute_list")
+            start = max([ctx.span(x)[1] for x in mods], default=ms)
+            helper.lit(" public abstract ").copy_edited(start, me)
+        helper.lit(" }")
+        _ = name
+        ctx.edit(ctx.span(i)[1], ctx.span(i)[1], helper, C.DEFAULT_INTERFACE_MEMBER)
+
+
+def _strip_bodies(ctx: Ctx, m) -> None:
+    """An interface member's bodies -> ``;`` / ``{ get; }`` in place (newlines kept)."""
+    body = m.child_by_field_name("body")
+    arrow = child_of_type(m, "arrow_expression_clause")
+    if m.type == "method_declaration":
+        node = body if body is not None else arrow
+        if node is None:
+            return
+        s, e = ctx.span(node)
+        ctx.blank(s, e, C.DEFAULT_INTERFACE_MEMBER)
+        if node.type == "block":
+            ctx.edits.pop()
+            seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s + 1:e])
+            ctx.edit(s, e, ";" + seg, C.DEFAULT_INTERFACE_MEMBER)
+        return
+    if arrow is not None:  # int P => x;  ->  int P { get; }
+        s, e = ctx.span(arrow)
+        seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s:e])
+        ctx.edit(s, e, "{ get; }" + seg[8:] if len(seg) >= 8 else "{ get; }", C.DEFAULT_INTERFACE_MEMBER)
+        semi = [c for c in m.children if c.type == ";"]
+        if semi:
+            ctx.blank(*ctx.span(semi[-1]), C.DEFAULT_INTERFACE_MEMBER)
+        return
+    al = child_of_type(m, "accessor_list")
+    for a in children_of_type(al, "accessor_declaration") if al is not None else ():
+        b = child_of_type(a, "block", "arrow_expression_clause")
+        if b is None:
+            continue
+        s, e = ctx.span(b)
+        seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s:e])
+        semi = [c for c in a.children if c.type == ";"]
+        if semi:
+            ctx.blank(*ctx.span(semi[-1]), C.DEFAULT_INTERFACE_MEMBER)
+        ctx.edit(s, e, ";" + seg[1:], C.DEFAULT_INTERFACE_MEMBER)

@@ -1,0 +1,557 @@
+"""C# 8-9 patterns (``not``/``and``/``or``, relational, property, positional), switch expressions and switch
+statements with pattern labels, rewritten into C# 7 boolean expressions over ``is var`` bound variables.
+
+tree-sitter-c-sharp 0.23.5 lets a constant pattern swallow what follows it (``o is not null && x`` parses as the
+pattern ``not (null && x)``), so patterns are re-read here from the token stream with C#'s own precedence: a
+pattern ends at the first token that cannot continue it.  Every constant, type, member name and guard of the
+original stays in place; only keywords and punctuation are replaced, so positions inside map exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from benchsmith.analyzers.csharp_downlevel import Construct as C
+from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, Tok, child_of_type
+
+PREDEFINED = frozenset({"bool", "byte", "sbyte", "char", "decimal", "double", "float", "int", "uint", "long",
+                        "ulong", "short", "ushort", "object", "string", "void", "dynamic", "nint", "nuint"})
+NOT_DESIGNATION = frozenset({"and", "or", "not", "when", "with", "switch", "is", "as", "in"})
+RELOPS = frozenset({"<", "<=", ">", ">="})
+OPERAND_START_KW = frozenset({"typeof", "nameof", "default", "sizeof", "checked", "unchecked", "true", "false",
+                              "null", "this", "base"})
+BINARY_ARITH = frozenset({"+", "-", "*", "/", "%", "<<"})
+
+
+class Unsupportable(Exception):
+    pass
+
+
+@dataclass
+class P:
+    kind: str  # const, decl, var, discard, rel, not, and, or, paren, rec, list
+    start: int  # token indices [start, end)
+    end: int
+    op: int = -1  # token index of the keyword / operator / name
+    kids: list = field(default_factory=list)
+    # rec: type tokens [start, type_end), positional (open, close, items), props (open, close, items), designation
+    type_end: int = -1
+    positional: tuple | None = None
+    props: tuple | None = None
+    desig: int = -1
+
+
+def _native(p: P) -> bool:
+    """Patterns mcs reads: a constant or type, ``Type name``, ``var name``."""
+    return p.kind in ("const", "decl", "var")
+
+
+class Parser:
+    def __init__(self, toks: list[Tok], limit: int) -> None:
+        self.t, self.limit = toks, limit
+
+    def text(self, i: int) -> str:
+        return self.t[i].text if i < self.limit else ""
+
+    def pattern(self, i: int) -> tuple[P, int]:
+        left, i = self.conj(i)
+        while self.text(i) == "or":
+            op = i
+            right, i = self.conj(i + 1)
+            left = P("or", left.start, i, op, [left, right])
+        return left, i
+
+    def conj(self, i: int) -> tuple[P, int]:
+        left, i = self.neg(i)
+        while self.text(i) == "and":
+            op = i
+            right, i = self.neg(i + 1)
+            left = P("and", left.start, i, op, [left, right])
+        return left, i
+
+    def neg(self, i: int) -> tuple[P, int]:
+        if self.text(i) == "not":
+            inner, j = self.neg(i + 1)
+            return P("not", i, j, i, [inner]), j
+        return self.primary(i)
+
+    def primary(self, i: int) -> tuple[P, int]:
+        tx = self.text(i)
+        if tx == "":
+            raise Unsupportable("pattern ends early")
+        if tx in RELOPS:
+            j = self.operand(i + 1)
+            return P("rel", i, j, i), j
+        if tx == "[":
+            raise Unsupportable("list pattern")
+        if tx == "var":
+            if self.t[i + 1].type == "identifier" if i + 1 < self.limit else False:
+                return P("var", i, i + 2, i), i + 2
+            raise Unsupportable("var deconstruction pattern")
+        if tx == "_" and self.text(i + 1) not in (".", "(", "<", "[", "::"):
+            return P("discard", i, i + 1, i), i + 1
+        if tx == "(":
+            inner, j = self.pattern(i + 1)
+            if self.text(j) == ")":
+                p = P("paren", i, j + 1, i, [inner])
+                if self.text(j + 1) in ("{",) or self._is_designation(j + 1):
+                    raise Unsupportable("parenthesized pattern followed by more")
+                return p, j + 1
+            if self.text(j) == ",":
+                items, j = self._positional_rest(i, inner, j)
+                return self._rec_tail(P("rec", i, j, type_end=i, positional=items), j)
+            raise Unsupportable("unbalanced pattern parentheses")
+        if tx == "{":
+            return self._rec_tail(P("rec", i, i, type_end=i), i)
+        j = self.operand(i)
+        nx = self.text(j)
+        if nx == "(":
+            raise Unsupportable("typed positional pattern")
+        if nx == "{":
+            return self._rec_tail(P("rec", i, j, type_end=j), j)
+        if self._is_designation(j):
+            return P("decl", i, j + 1, j), j + 1
+        return P("const", i, j), j
+
+    def _is_designation(self, j: int) -> bool:
+        return j < self.limit and self.t[j].type == "identifier" and self.t[j].text not in NOT_DESIGNATION
+
+    def _positional_rest(self, open_i: int, first: P, j: int):
+        items = [first]
+        while self.text(j) == ",":
+            if self.text(j + 2) == ":" and self.t[j + 1].type == "identifier":
+                raise Unsupportable("named positional subpattern")
+            p, j = self.pattern(j + 1)
+            items.append(p)
+        if self.text(j) != ")":
+            raise Unsupportable("positional pattern not closed")
+        return (open_i, j, items), j + 1
+
+    def _rec_tail(self, p: P, j: int) -> tuple[P, int]:
+        if self.text(j) == "{":
+            open_i = j
+            items = []
+            j += 1
+            while self.text(j) != "}":
+                k = j
+                while self.text(k) not in (":", "", "}", ",", "{", "(", ";"):
+                    k += 1
+                if self.text(k) != ":" or k == j:
+                    raise Unsupportable("property subpattern without a name")
+                sub, j2 = self.pattern(k + 1)
+                items.append((j, k, sub))
+                j = j2
+                if self.text(j) == ",":
+                    j += 1
+                elif self.text(j) != "}":
+                    raise Unsupportable("property pattern not closed")
+            p.props = (open_i, j, items)
+            j += 1
+        if self._is_designation(j):
+            p.desig = j
+            j += 1
+        p.end = j
+        return p, j
+
+    def operand(self, i: int) -> int:
+        """The end of a constant expression or type starting at token ``i`` (shift-expression level)."""
+        while self.text(i) in ("-", "+", "~", "!"):
+            i += 1
+        tok = self.t[i] if i < self.limit else None
+        if tok is None:
+            raise Unsupportable("missing operand")
+        tx = tok.text
+        if tx in ("typeof", "nameof", "default", "sizeof", "checked", "unchecked") and self.text(i + 1) == "(":
+            i = self._skip_balanced(i + 1)
+        elif tok.type == "identifier" or tx in PREDEFINED or tx in OPERAND_START_KW or tok.type.endswith("literal") \
+                or tok.type == "interpolated_string_expression":
+            i += 1
+        elif tx == "(":
+            i = self._skip_balanced(i)
+        else:
+            raise Unsupportable(f"unexpected {tx!r} in pattern")
+        while True:
+            tx = self.text(i)
+            if tx in (".", "::", "?.") and i + 1 < self.limit and self.t[i + 1].type == "identifier":
+                i += 2
+            elif tx == "<" and self._generic_end(i) > 0:
+                i = self._generic_end(i)
+            elif tx == "[" and self.text(i + 1) in ("]", ","):
+                while self.text(i) != "]" and i < self.limit:
+                    i += 1
+                i += 1
+            elif tx in BINARY_ARITH and i + 1 < self.limit and self.text(i + 1) not in ("", ")", "}", ","):
+                i = self.operand(i + 1)
+            else:
+                return i
+
+    def _skip_balanced(self, i: int) -> int:
+        depth = 0
+        while i < self.limit:
+            tx = self.text(i)
+            if tx in ("(", "[", "{"):
+                depth += 1
+            elif tx in (")", "]", "}"):
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        raise Unsupportable("unbalanced")
+
+    def _generic_end(self, i: int) -> int:
+        depth = 0
+        for k in range(i, min(self.limit, i + 64)):
+            tx = self.t[k].text
+            if tx == "<":
+                depth += 1
+            elif tx == ">":
+                depth -= 1
+                if depth == 0:
+                    return k + 1
+            elif tx == ">>":
+                depth -= 2
+                if depth <= 0:
+                    return k + 1 if depth == 0 else -1
+            elif not (self.t[k].type == "identifier" or tx in PREDEFINED or tx in (".", ",", "?", "[", "]", "::")):
+                return -1
+        return -1
+
+
+# ------------------------------------------------------------------------------------------------------------
+class Emitter:
+    def __init__(self, ctx: Ctx, toks: list[Tok], construct) -> None:
+        self.ctx, self.t, self.construct = ctx, toks, construct
+
+    def s(self, i: int) -> int:
+        return self.t[i].start
+
+    def e(self, i: int) -> int:
+        return self.t[i - 1].end  # end of the token before index i
+
+    def ins(self, at: int, text: str, prio: int = 0) -> None:
+        self.ctx.insert(at, text, self.construct, prio)
+
+    def rep(self, i: int, text: str) -> None:
+        self.ctx.edit(self.t[i].start, self.t[i].end, text, self.construct)
+
+    def test(self, p: P, v: str) -> None:
+        """Rewrite pattern ``p`` in place into a boolean expression about the variable ``v``."""
+        k = p.kind
+        if k in ("const", "decl"):
+            self.ins(self.s(p.start), f"{v} is ")
+        elif k == "var":  # ``is var`` makes mcs fail on value types: Bind(v, out var x)
+            self.ins(self.s(p.start), f"{HELPER}.Bind({v}, out ")
+            self.ins(self.e(p.end), ")")
+        elif k == "discard":
+            self.rep(p.start, "true")
+        elif k == "rel":
+            self.ins(self.s(p.start), f"{v} ")
+        elif k == "not":
+            self.rep(p.op, "!(")
+            self.test(p.kids[0], v)
+            self.ins(self.e(p.end), ")")
+        elif k in ("and", "or"):
+            self.ins(self.s(p.start), "(", prio=-1)
+            self.test(p.kids[0], v)
+            self.rep(p.op, "&&" if k == "and" else "||")
+            self.test(p.kids[1], v)
+            self.ins(self.e(p.end), ")")
+        elif k == "paren":
+            self.test(p.kids[0], v)
+        elif k == "rec":
+            self.rec(p, v)
+        else:
+            raise Unsupportable(k)
+
+    def rec(self, p: P, v: str) -> None:
+        typed = p.type_end > p.start
+        if p.positional and (typed or p.props):
+            raise Unsupportable("positional pattern with a type or properties")
+        desig = self.t[p.desig].text if p.desig >= 0 else None
+        if p.desig >= 0:
+            self.ctx.blank(self.t[p.desig].start, self.t[p.desig].end, self.construct)
+        if p.positional:
+            open_i, close_i, items = p.positional
+            head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
+            self.rep(open_i, head + " && (")
+            for n, item in enumerate(items, 1):
+                self.applied(item, self.s(item.start), None, f"{v}.Item{n}")
+            for i in range(open_i + 1, close_i):
+                if self.t[i].text == "," and self._depth_zero(open_i, i):
+                    self.rep(i, "&&")
+            self.rep(close_i, "))")
+            return
+        open_i, close_i, items = p.props
+        if typed:
+            base = desig or self.ctx.fresh("p")
+            # the type's own ``?`` etc. stay; ``v is Type base && (...)``
+            self.ins(self.s(p.start), f"({v} is ", prio=-1)
+            self.rep(open_i, f" {base} && (" + ("" if items else "true"))
+        else:
+            base = v
+            head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
+            self.rep(open_i, head + (" && (" if items else " && (true"))
+        for name_i, colon_i, sub in items:
+            self.applied(sub, self.s(name_i), colon_i, f"{base}.")
+        for i in range(open_i + 1, close_i):
+            if self.t[i].text == "," and self._depth_zero(open_i, i):
+                self.rep(i, "&&")
+        self.rep(close_i, "))")
+
+    def _depth_zero(self, open_i: int, i: int) -> bool:
+        depth = 0
+        for k in range(open_i + 1, i):
+            tx = self.t[k].text
+            if tx in ("(", "[", "{"):
+                depth += 1
+            elif tx in (")", "]", "}"):
+                depth -= 1
+        return depth == 0
+
+    def applied(self, p: P, subject_at: int, join_i: int | None, subject_prefix: str) -> None:
+        """``p`` applied to an expression in place: ``subject_prefix`` is inserted at ``subject_at`` (the start of
+        the in-place part: a property name, or nothing for a tuple item), ``join_i`` is the token between subject
+        and pattern (``is``, ``:``; None: an insertion right before the pattern)."""
+        k = p.kind
+        inner = p.kids[0] if k == "not" else None
+        if k in ("const", "decl"):
+            prefix, joiner, suffix = "", " is ", ""
+        elif k == "rel":
+            prefix, joiner, suffix = "", " ", ""
+        elif k == "discard":
+            prefix, joiner, suffix = "", " is object || true ", ""
+            self.ctx.blank(self.t[p.start].start, self.t[p.start].end, self.construct)
+        elif inner is not None and inner.kind in ("const", "decl", "var"):
+            prefix, joiner, suffix = "!(", " is ", ")"
+            self.ctx.blank(self.t[p.op].start, self.t[p.op].end, self.construct)
+        else:
+            v = self.ctx.fresh("v")
+            prefix, joiner, suffix = f"({HELPER}.Bind(", f", out var {v}) && (", "))"
+            self.ctx.helpers.add(HELPER_FILE)
+            self.test(p, v)
+        if join_i is None:
+            self.ins(subject_at, prefix + subject_prefix, prio=-1)
+            self.ins(self.s(p.start), joiner, prio=-1)
+        else:
+            self.ins(subject_at, prefix + subject_prefix, prio=-1)
+            self.rep(join_i, joiner)
+        if suffix:
+            self.ins(self.e(p.end), suffix)
+
+
+# ------------------------------------------------------------------------------------------------------------
+def _parse_at(ctx: Ctx, start_offset: int, stop_offset: int | None) -> tuple[P, int, list[Tok]]:
+    toks = ctx.tokens()
+    i = ctx.tok_index(start_offset)
+    limit = len(toks) if stop_offset is None else ctx.tok_index(stop_offset)
+    p, j = Parser(toks, limit).pattern(i)
+    return p, j, toks
+
+
+def _contains_advanced(p: P) -> bool:
+    return not _native(p)
+
+
+def is_patterns(ctx: Ctx, caps) -> None:
+    for n in caps.get("is_pattern_expression", ()):
+        subject = n.child_by_field_name("expression")
+        kw = child_of_type(n, "is")
+        if subject is None or kw is None:
+            continue
+        ks, ke = ctx.span(kw)
+        try:
+            p, j, toks = _parse_at(ctx, ke, None)
+        except Unsupportable:
+            ctx.unsupported_at(ks, C.PATTERN)
+            continue
+        if _native(p):
+            continue
+        ctx.new_group()
+        em = Emitter(ctx, toks, C.PATTERN)
+        kw_i = ctx.tok_index(ks)
+        try:
+            em.applied(p, ctx.span(subject)[0], kw_i, "")
+        except Unsupportable:
+            _drop_group(ctx)
+            ctx.unsupported_at(ks, C.PATTERN)
+
+
+def _drop_group(ctx: Ctx) -> None:
+    g = ctx.group
+    ctx.edits = [e for e in ctx.edits if e[6] != g]
+
+
+def switch_expressions(ctx: Ctx, caps) -> None:
+    for n in caps.get("switch_expression", ()):
+        kw = child_of_type(n, "switch")
+        ob, cb = child_of_type(n, "{"), None
+        for c in n.children:
+            if c.type == "}":
+                cb = c
+        subject = n.named_children[0] if n.named_children else None
+        if kw is None or ob is None or cb is None or subject is None or subject.type == "switch_expression_arm":
+            ctx.unsupported_at(ctx.span(n)[0], C.SWITCH_EXPRESSION)
+            continue
+        ctx.new_group()
+        try:
+            _switch_expression(ctx, n, subject, kw, ob, cb)
+        except Unsupportable:
+            _drop_group(ctx)
+            ctx.unsupported_at(ctx.span(n)[0], C.SWITCH_EXPRESSION)
+
+
+def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
+    v = ctx.fresh("s")
+    toks = ctx.tokens()
+    em = Emitter(ctx, toks, C.SWITCH_EXPRESSION)
+    ctx.helpers.add(HELPER_FILE)
+    ctx.insert(ctx.span(subject)[0], f"({HELPER}.Bind(", C.SWITCH_EXPRESSION, prio=-1)
+    ctx.edit(*ctx.span(kw), f", out var {v}) ?", C.SWITCH_EXPRESSION)
+    ctx.edit(*ctx.span(ob), "(", C.SWITCH_EXPRESSION)
+    trailing = False
+    for c in n.children:
+        if c.type == "switch_expression_arm":
+            trailing = False
+            _arm(ctx, em, c, v)
+        elif c.type == ",":
+            trailing = True
+            ctx.edit(*ctx.span(c), ":", C.SWITCH_EXPRESSION)
+    ctx.edit(*ctx.span(cb), ("" if trailing else ":") + " throw null) : throw null)", C.SWITCH_EXPRESSION)
+
+
+def _arm(ctx: Ctx, em: Emitter, arm, v: str) -> None:
+    arrow = child_of_type(arm, "=>")
+    when = child_of_type(arm, "when_clause")
+    if arrow is None:
+        raise Unsupportable("arm without =>")
+    s0 = ctx.span(arm)[0]
+    stop = ctx.span(when)[0] if when is not None else ctx.span(arrow)[0]
+    p, j, toks = _parse_at(ctx, s0, stop)
+    if j != ctx.tok_index(stop):
+        raise Unsupportable("arm pattern not understood")
+    em.ins(em.s(p.start), "(", prio=-1)
+    em.test(p, v)
+    em.ins(em.e(p.end), ")")
+    if when is not None:
+        wk = child_of_type(when, "when")
+        guard = [c for c in when.named_children]
+        if wk is None or not guard:
+            raise Unsupportable("when without guard")
+        ctx.edit(*ctx.span(wk), "&&", C.SWITCH_EXPRESSION)
+        ctx.insert(ctx.span(guard[0])[0], "(", C.SWITCH_EXPRESSION, prio=-1)
+        ctx.insert(ctx.span(guard[-1])[1], ")", C.SWITCH_EXPRESSION)
+    ctx.edit(*ctx.span(arrow), "?", C.SWITCH_EXPRESSION)
+
+
+# ------------------------------------------------------------------------------------------------------------
+def switch_statements(ctx: Ctx, caps) -> None:
+    """A switch statement with any label mcs cannot read (a type/declaration/relational/combined/property pattern,
+    a ``when`` guard) becomes a switch on 0 over the value bound by ``Zero(value, out var v)``: each section gets one
+    ``case K:`` and a braced body starting with ``if (!(<its labels' patterns over v>)) throw null;``, so pattern
+    variables are declared for the statements that use them."""
+    for n in caps.get("switch_statement", ()):
+        body = n.child_by_field_name("body") or child_of_type(n, "switch_body")
+        if body is None:
+            continue
+        sections = [c for c in body.children if c.type == "switch_section"]
+        if not any(_needs_rewrite(ctx, s) for s in sections):
+            continue
+        ctx.new_group()
+        try:
+            _switch_statement(ctx, n, sections)
+        except Unsupportable:
+            _drop_group(ctx)
+            ctx.unsupported_at(ctx.span(n)[0], C.SWITCH_PATTERN_CASE)
+
+
+_LABEL_PATTERN_OK = frozenset({"constant_pattern"})
+
+
+def _needs_rewrite(ctx: Ctx, section) -> bool:
+    for c in section.children:
+        if c.type == "when_clause":
+            return True
+        if c.type.endswith("_pattern") and c.type not in _LABEL_PATTERN_OK:
+            return True
+        if c.type == "constant_pattern" and c.named_children and c.named_children[0].type in (
+                "binary_expression", "identifier", "qualified_name", "generic_name", "predefined_type"):
+            # ``case Foo:`` may be a C# 9 type pattern; an identifier constant is fine only if it is a constant:
+            # tree-sitter cannot tell, and mcs reads both the same way, so only binary_expression (a misparse of
+            # ``case > 1 and < 3`` and friends) forces the rewrite
+            if c.named_children[0].type == "binary_expression":
+                return True
+    return False
+
+
+def _switch_statement(ctx: Ctx, n, sections) -> None:
+    ctx.helpers.add(HELPER_FILE)
+    value = n.child_by_field_name("value")
+    parens = [c for c in n.children if c.type in ("(", ")")]
+    v = ctx.fresh("sw")
+    toks = ctx.tokens()
+    em = Emitter(ctx, toks, C.SWITCH_PATTERN_CASE)
+    if value is not None and value.type == "tuple_expression" and len(parens) < 2:
+        vs, ve = ctx.span(value)
+        ctx.insert(vs, f"({HELPER}.Zero(", C.SWITCH_PATTERN_CASE, prio=-1)
+        ctx.insert(ve, f", out var {v}))", C.SWITCH_PATTERN_CASE)
+    elif len(parens) >= 2 and value is not None:
+        ctx.insert(ctx.span(parens[0])[1], f"{HELPER}.Zero(", C.SWITCH_PATTERN_CASE, prio=-1)
+        ctx.insert(ctx.span(parens[-1])[0], f", out var {v})", C.SWITCH_PATTERN_CASE)
+    else:
+        raise Unsupportable("switch value")
+    for k, section in enumerate(sections, 1):
+        kids = section.children
+        labels: list[tuple] = []  # (first token node, last token node ':'), kind
+        stmts_start = None
+        i = 0
+        while i < len(kids):
+            c = kids[i]
+            if c.type in ("case", "default"):
+                j = i
+                while j < len(kids) and kids[j].type != ":":
+                    j += 1
+                if j >= len(kids):
+                    raise Unsupportable("label without colon")
+                labels.append((i, j))
+                i = j + 1
+                continue
+            if c.type != "comment":
+                stmts_start = i
+                break
+            i += 1
+        if not labels:
+            raise Unsupportable("section without label")
+        last_stmt = None
+        for c in kids[stmts_start or len(kids):]:
+            if c.type != "comment":
+                last_stmt = c
+        has_default = any(kids[a].type == "default" for a, _ in labels)
+        first = True
+        for a, b in labels:
+            kw, colon = kids[a], kids[b]
+            head = ("default: {" if has_default else f"case {k}: {{") + " if (!(" if first else " || "
+            if kw.type == "default":
+                ctx.edit(*ctx.span(kw), head + "(true", C.SWITCH_PATTERN_CASE)
+                ctx.edit(*ctx.span(colon), ")", C.SWITCH_PATTERN_CASE)
+                first = False
+                continue
+            ctx.edit(*ctx.span(kw), head + "(", C.SWITCH_PATTERN_CASE)
+            first = False
+            when = next((kids[x] for x in range(a, b) if kids[x].type == "when_clause"), None)
+            stop = ctx.span(when)[0] if when is not None else ctx.span(colon)[0]
+            p, j, _ = _parse_at(ctx, ctx.span(kw)[1], stop)
+            if j != ctx.tok_index(stop):
+                raise Unsupportable("label pattern not understood")
+            em.test(p, v)
+            if when is not None:
+                wk = child_of_type(when, "when")
+                guard = when.named_children
+                if wk is None or not guard:
+                    raise Unsupportable("when without guard")
+                ctx.edit(*ctx.span(wk), "&&", C.SWITCH_PATTERN_CASE)
+                ctx.insert(ctx.span(guard[0])[0], "(", C.SWITCH_PATTERN_CASE, prio=-1)
+                ctx.insert(ctx.span(guard[-1])[1], ")", C.SWITCH_PATTERN_CASE)
+            ctx.edit(*ctx.span(colon), ")", C.SWITCH_PATTERN_CASE)
+        end_label = ctx.span(kids[labels[-1][1]])[1]
+        ctx.insert(end_label, ")) throw null;", C.SWITCH_PATTERN_CASE)
+        close_at = ctx.span(last_stmt)[1] if last_stmt is not None else end_label
+        ctx.insert(close_at, " }", C.SWITCH_PATTERN_CASE)
