@@ -95,6 +95,7 @@ class Ctx:
         self._names = itertools.count(1)
         self.group = 0
         self.caps: dict = {}
+        self.renames: dict[int, str] = {}  # pattern designation offset -> its new name
         self.value_types: frozenset[str] = frozenset()
         self._tokens: list[Tok] | None = None
         self._tok_starts: list[int] | None = None

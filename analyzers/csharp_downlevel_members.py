@@ -96,7 +96,8 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
         else:
             rep.lit("private ")
         _param_type_rep(ctx, rep, p)
-        rep.lit(" ").copy(*ctx.span(pn)).lit(" { get; set; } " if properties else "; ")
+        readonly = any(ctx.src(m) == "readonly" for m in children_of_type(decl, "modifier"))
+        rep.lit(" ").copy(*ctx.span(pn)).lit((" { get; } " if readonly else " { get; set; } ") if properties else "; ")
     rep.lit("public ").copy(*ctx.span(name)).lit("(")
     for k, p in enumerate(params):
         if k:
@@ -144,7 +145,7 @@ def _place_members(ctx: Ctx, decl, rep: Rep, construct) -> None:
 
 
 def records(ctx: Ctx, caps) -> None:
-    for d in caps.get("record_declaration", ()) + caps.get("record_struct_declaration", []):
+    for d in caps.get("record_declaration", []) + caps.get("record_struct_declaration", []):
         kw = child_of_type(d, "record")
         if kw is None:
             continue
@@ -174,7 +175,7 @@ def records(ctx: Ctx, caps) -> None:
 
 def primary_constructors(ctx: Ctx, caps) -> None:
     for kind in ("class_declaration", "struct_declaration"):
-        for d in caps.get(kind, ()):
+        for d in caps.get(kind, []):
             plist = child_of_type(d, "parameter_list")
             if plist is None:
                 continue
@@ -193,7 +194,7 @@ def primary_constructors(ctx: Ctx, caps) -> None:
 
 
 def accessors(ctx: Ctx, caps) -> None:
-    for a in caps.get("accessor_declaration", ()):
+    for a in caps.get("accessor_declaration", []):
         kw = child_of_type(a, "init")
         if kw is not None:
             ctx.new_group()
@@ -204,7 +205,7 @@ _BAD_PARAM = frozenset({"ref", "out", "in", "this", "params", "scoped"})
 
 
 def local_functions(ctx: Ctx, caps) -> None:
-    for f in caps.get("local_function_statement", ()):
+    for f in caps.get("local_function_statement", []):
         ctx.new_group()
         try:
             _local_function(ctx, f)
@@ -261,7 +262,7 @@ def _local_function(ctx: Ctx, f) -> None:
 
 
 def default_interface_members(ctx: Ctx, caps) -> None:
-    for i in caps.get("interface_declaration", ()):
+    for i in caps.get("interface_declaration", []):
         body = i.child_by_field_name("body") or child_of_type(i, "declaration_list")
         if body is None:
             continue

@@ -266,7 +266,7 @@ class Emitter:
         typed = p.type_end > p.start
         if p.positional and (typed or p.props):
             raise Unsupportable("positional pattern with a type or properties")
-        desig = self.t[p.desig].text if p.desig >= 0 else None
+        desig = self.ctx.renames.get(self.t[p.desig].start, self.t[p.desig].text) if p.desig >= 0 else None
         if p.desig >= 0:
             self.ctx.blank(self.t[p.desig].start, self.t[p.desig].end, self.construct)
         if p.positional:
@@ -352,7 +352,7 @@ def _contains_advanced(p: P) -> bool:
 
 
 def is_patterns(ctx: Ctx, caps) -> None:
-    for n in caps.get("is_pattern_expression", ()):
+    for n in caps.get("is_pattern_expression", []):
         subject = n.child_by_field_name("expression")
         kw = child_of_type(n, "is")
         if subject is None or kw is None:
@@ -381,7 +381,7 @@ def _drop_group(ctx: Ctx) -> None:
 
 
 def switch_expressions(ctx: Ctx, caps) -> None:
-    for n in caps.get("switch_expression", ()):
+    for n in caps.get("switch_expression", []):
         kw = child_of_type(n, "switch")
         ob, cb = child_of_type(n, "{"), None
         for c in n.children:
@@ -408,17 +408,66 @@ def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
     ctx.edit(*ctx.span(kw), f", out var {v}) ?", C.SWITCH_EXPRESSION)
     ctx.edit(*ctx.span(ob), "(", C.SWITCH_EXPRESSION)
     trailing = False
+    seen: set[str] = set()
     for c in n.children:
         if c.type == "switch_expression_arm":
             trailing = False
-            _arm(ctx, em, c, v)
+            _arm(ctx, em, c, v, seen)
         elif c.type == ",":
             trailing = True
             ctx.edit(*ctx.span(c), ":", C.SWITCH_EXPRESSION)
     ctx.edit(*ctx.span(cb), ("" if trailing else ":") + " throw null) : throw null)", C.SWITCH_EXPRESSION)
 
 
-def _arm(ctx: Ctx, em: Emitter, arm, v: str) -> None:
+def _designations(p: P) -> list[int]:
+    out = []
+    if p.kind in ("decl", "var"):
+        out.append(p.op if p.kind == "decl" else p.start + 1)
+    if p.kind == "rec" and p.desig >= 0:
+        out.append(p.desig)
+    for k in p.kids:
+        out.extend(_designations(k))
+    for group in (p.positional, p.props):
+        if group:
+            for item in group[2]:
+                out.extend(_designations(item[-1] if isinstance(item, tuple) else item))
+    return out
+
+
+def _rename_duplicates(ctx: Ctx, toks, p: P, arm, seen: set[str]) -> None:
+    """Pattern variables are scoped to their arm; in one conditional expression they share a scope, so a name an
+    earlier arm declared is renamed (declaration and uses) in this arm."""
+    names = {toks[i].text for i in _designations(p)}
+    clash = names & seen
+    seen |= names
+    if not clash:
+        return
+    rec_desigs = set()
+    stack = [p]
+    while stack:
+        q = stack.pop()
+        if q.kind == "rec" and q.desig >= 0:
+            rec_desigs.add(q.desig)
+        stack.extend(q.kids)
+        for group in (q.positional, q.props):
+            if group:
+                stack.extend(item[-1] if isinstance(item, tuple) else item for item in group[2])
+    a0, a1 = ctx.span(arm)
+    i = ctx.tok_index(a0)
+    while i < len(toks) and toks[i].start < a1:
+        t = toks[i]
+        if t.type == "identifier" and t.text in clash and (i == 0 or toks[i - 1].text not in (".", "::", "->")):
+            if i + 1 < len(toks) and toks[i + 1].text == ":" and toks[i - 1].text in ("{", ","):
+                i += 1
+                continue  # a property name in a property pattern
+            if i in rec_desigs:
+                ctx.renames[t.start] = f"{t.text}__bs{ctx.group}"
+            else:
+                ctx.edit(t.start, t.end, f"{t.text}__bs{ctx.group}", C.SWITCH_EXPRESSION)
+        i += 1
+
+
+def _arm(ctx: Ctx, em: Emitter, arm, v: str, seen: set[str] | None = None) -> None:
     arrow = child_of_type(arm, "=>")
     when = child_of_type(arm, "when_clause")
     if arrow is None:
@@ -428,6 +477,8 @@ def _arm(ctx: Ctx, em: Emitter, arm, v: str) -> None:
     p, j, toks = _parse_at(ctx, s0, stop)
     if j != ctx.tok_index(stop):
         raise Unsupportable("arm pattern not understood")
+    if seen is not None:
+        _rename_duplicates(ctx, toks, p, arm, seen)
     em.ins(em.s(p.start), "(", prio=-1)
     em.test(p, v)
     em.ins(em.e(p.end), ")")
@@ -448,7 +499,7 @@ def switch_statements(ctx: Ctx, caps) -> None:
     a ``when`` guard) becomes a switch on 0 over the value bound by ``Zero(value, out var v)``: each section gets one
     ``case K:`` and a braced body starting with ``if (!(<its labels' patterns over v>)) throw null;``, so pattern
     variables are declared for the statements that use them."""
-    for n in caps.get("switch_statement", ()):
+    for n in caps.get("switch_statement", []):
         body = n.child_by_field_name("body") or child_of_type(n, "switch_body")
         if body is None:
             continue

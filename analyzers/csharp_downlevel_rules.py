@@ -89,7 +89,12 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
                  patterns.is_patterns, patterns.switch_expressions, patterns.switch_statements,
                  members.records, members.primary_constructors, members.accessors, members.local_functions,
                  members.default_interface_members, _top_level):  # interface members last: they move others' edits
-        rule(ctx, caps)
+        before = len(ctx.edits), ctx.group
+        try:
+            rule(ctx, caps)
+        except Exception:  # a rule's bug on odd input: its rewrites are dropped and the loss recorded, never a crash
+            ctx.edits = [e for e in ctx.edits if e[6] <= before[1]]
+            ctx.unsupported_at(0, C.OTHER)
     edits = ctx.finish()
     helpers = [HELPER_FILE] if ctx.helpers and edits else []
     return edits, ctx.unsupported, helpers
@@ -98,12 +103,12 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
 def _local_value_types(ctx, caps) -> frozenset[str]:
     names = set()
     for kind in ("struct_declaration", "enum_declaration", "record_struct_declaration"):
-        for n in caps.get(kind, ()):
+        for n in caps.get(kind, []):
             name = n.child_by_field_name("name")
             if name is not None:
                 names.add(ctx.src(name))
     # type parameters constrained to value types: ``T?`` is Nullable<T> for them
-    for clause in caps.get("type_parameter_constraints_clause", ()):
+    for clause in caps.get("type_parameter_constraints_clause", []):
         body = ctx.src(clause)
         m = re.match(r"where\s+(\w+)\s*:\s*(struct|unmanaged)\b", body)
         if m:
@@ -123,7 +128,7 @@ def declared_value_types(text: str, tree=None) -> frozenset[str]:
 
 # ------------------------------------------------------------------------------------------------------------
 def _file_scoped_namespace(ctx: Ctx, caps) -> None:
-    for ns in caps.get("file_scoped_namespace_declaration", ()):
+    for ns in caps.get("file_scoped_namespace_declaration", []):
         semi = child_of_type(ns, ";")
         if semi is None:
             continue
@@ -135,7 +140,7 @@ def _file_scoped_namespace(ctx: Ctx, caps) -> None:
 
 
 def _global_using(ctx: Ctx, caps) -> None:
-    for u in caps.get("using_directive", ()):
+    for u in caps.get("using_directive", []):
         g = child_of_type(u, "global")
         if g is not None:
             ctx.new_group()
@@ -171,7 +176,7 @@ def _insert_global_usings(ctx: Ctx, directives) -> None:
 
 
 def _nullable_directive(ctx: Ctx, caps) -> None:
-    for d in caps.get("preproc_nullable", ()):
+    for d in caps.get("preproc_nullable", []):
         ctx.new_group()
         s, e = ctx.span(d)
         seg = ctx.text[s:e]
@@ -201,7 +206,7 @@ def is_reference_nullable(ctx: Ctx, node) -> bool:
 
 
 def _nullable_types(ctx: Ctx, caps) -> None:
-    for n in caps.get("nullable_type", ()):
+    for n in caps.get("nullable_type", []):
         if is_reference_nullable(ctx, n):
             q = n.children[-1]
             if q.type == "?":
@@ -232,7 +237,7 @@ def type_pieces(ctx: Ctx, node) -> Rep:
 
 
 def _null_forgiving(ctx: Ctx, caps) -> None:
-    for n in caps.get("postfix_unary_expression", ()):
+    for n in caps.get("postfix_unary_expression", []):
         last = n.children[-1] if n.children else None
         if last is not None and last.type == "!":
             ctx.new_group()
@@ -280,7 +285,7 @@ def target_type(ctx: Ctx, node):
 
 
 def _target_typed_new(ctx: Ctx, caps) -> None:
-    for n in caps.get("implicit_object_creation_expression", ()):
+    for n in caps.get("implicit_object_creation_expression", []):
         kw = child_of_type(n, "new")
         t = target_type(ctx, n)
         if kw is None:
@@ -309,7 +314,7 @@ def _rep_pieces(rep: Rep) -> list[tuple[int, int, str]]:
 
 
 def _using_declaration(ctx: Ctx, caps) -> None:
-    for n in caps.get("local_declaration_statement", ()):
+    for n in caps.get("local_declaration_statement", []):
         u = child_of_type(n, "using")
         if u is None:
             continue
@@ -322,7 +327,7 @@ def _using_declaration(ctx: Ctx, caps) -> None:
 
 
 def _static_modifiers(ctx: Ctx, caps) -> None:
-    for n in caps.get("lambda_expression", ()) + caps.get("anonymous_method_expression", []):
+    for n in caps.get("lambda_expression", []) + caps.get("anonymous_method_expression", []):
         for m in children_of_type(n, "modifier"):
             if ctx.src(m) == "static":
                 ctx.new_group()
@@ -332,7 +337,7 @@ def _static_modifiers(ctx: Ctx, caps) -> None:
 def _misc_modifiers(ctx: Ctx, caps) -> None:
     """``file`` types -> internal (blank), ``required`` members (blank), ``readonly`` struct members (blank),
     ``scoped`` parameters and locals (blank)."""
-    for m in caps.get("modifier", ()):
+    for m in caps.get("modifier", []):
         word = ctx.src(m)
         p = m.parent
         construct = None
@@ -349,7 +354,7 @@ def _misc_modifiers(ctx: Ctx, caps) -> None:
         if construct is not None:
             ctx.new_group()
             ctx.blank(*ctx.span(m), construct)
-    for p in caps.get("parameter", ()):
+    for p in caps.get("parameter", []):
         for c in p.children:
             if c.type == "scoped" or (c.type == "identifier" and ctx.src(c) == "scoped" and c != p.child_by_field_name("name")):
                 ctx.new_group()
@@ -358,7 +363,7 @@ def _misc_modifiers(ctx: Ctx, caps) -> None:
 
 def _ranges(ctx: Ctx, caps) -> None:
     seen = set()
-    for r in caps.get("range_expression", ()):
+    for r in caps.get("range_expression", []):
         arg = r.parent
         acc = arg.parent.parent if arg is not None and arg.type == "argument" and arg.parent is not None else None
         if acc is None or acc.type != "element_access_expression" or len(arg.parent.named_children) != 1:
@@ -386,7 +391,7 @@ def _ranges(ctx: Ctx, caps) -> None:
                 seen.add(side.id)
                 ctx.blank(*ctx.span(side.children[0]), C.RANGE)
         _ = subject
-    for p in caps.get("prefix_unary_expression", ()):
+    for p in caps.get("prefix_unary_expression", []):
         if p.id in seen or not p.children or p.children[0].type != "^":
             continue
         # a[^1] -> a[ 1]: the element type is what name resolution needs
@@ -395,7 +400,7 @@ def _ranges(ctx: Ctx, caps) -> None:
 
 
 def _coalescing_assignment(ctx: Ctx, caps) -> None:
-    for a in caps.get("assignment_expression", ()):
+    for a in caps.get("assignment_expression", []):
         op = a.child_by_field_name("operator")
         if op is not None and op.type == "??=":
             ctx.new_group()
@@ -408,11 +413,11 @@ def _strings(ctx: Ctx, caps) -> None:
     ``$@"{a}{b}"`` with every hole's expression in place; ``"x"u8`` -> the bytes of ``"x"`` (a byte[], which
     converts to ReadOnlySpan<byte>)."""
     text = ctx.text
-    for n in caps.get("raw_string_literal", ()):
+    for n in caps.get("raw_string_literal", []):
         ctx.new_group()
         s, e = ctx.span(n)
         _blank_string(ctx, s, e, '@"', '"', C.RAW_STRING)
-    for n in caps.get("interpolated_string_expression", ()):
+    for n in caps.get("interpolated_string_expression", []):
         s, e = ctx.span(n)
         if not re.match(r'@?\$+@?"""', text[s:e]):
             continue
@@ -427,7 +432,7 @@ def _strings(ctx: Ctx, caps) -> None:
             head = '$@"' if i == 0 else "}"
             tail = '"' if i == len(cuts) - 2 else "{"
             _blank_string(ctx, cuts[i], cuts[i + 1], head, tail, C.RAW_STRING)
-    for n in caps.get("string_literal", ()):
+    for n in caps.get("string_literal", []):
         s, e = ctx.span(n)
         if text[e - 2:e] in ("u8", "U8") and text[e - 3:e - 2] == '"':
             ctx.new_group()
@@ -448,7 +453,7 @@ def _blank_string(ctx: Ctx, s: int, e: int, head: str, tail: str, construct) -> 
 
 
 def _collection_expressions(ctx: Ctx, caps) -> None:
-    for n in caps.get("collection_expression", ()):
+    for n in caps.get("collection_expression", []):
         t = target_type(ctx, n)
         s, e = ctx.span(n)
         if t is None or any(c.type in ("spread_element",) for c in n.named_children):
@@ -487,7 +492,7 @@ def _element_type(ctx: Ctx, t):
 
 
 def _with_expressions(ctx: Ctx, caps) -> None:
-    for n in caps.get("with_expression", ()):
+    for n in caps.get("with_expression", []):
         kw = child_of_type(n, "with")
         init = child_of_type(n, "with_initializer_expression", "initializer_expression")
         subject = n.named_children[0] if n.named_children else None
@@ -526,6 +531,6 @@ def _trailing_comma(node) -> bool:
 
 
 def _top_level(ctx: Ctx, caps) -> None:
-    stmts = caps.get("global_statement", ())
+    stmts = caps.get("global_statement", [])
     if stmts:
         ctx.unsupported_at(ctx.span(stmts[0])[0], C.TOP_LEVEL_STATEMENTS)
