@@ -123,7 +123,7 @@ class Ctx:
         return line, offset - self._line_starts[line]
 
     def fresh(self, prefix: str) -> str:
-        return f"__bs{prefix}{next(self._names)}"
+        return f"__{prefix}{next(self._names)}"
 
     # edits -------------------------------------------------------------------------------------------------
     def new_group(self) -> int:
@@ -184,7 +184,39 @@ class Ctx:
                     self.unsupported_at(e[0], e[3])
                     break
             bad_groups |= fresh
-        return [Edit(s, e, r, c, a) for s, e, r, c, a, _, _ in accepted]
+        return self._wrap([Edit(s, e, r, c, a) for s, e, r, c, a, _, _ in accepted])
+
+    WRAP_AT = 120
+    NO_BREAK = frozenset({Construct.RAW_STRING, Construct.UTF8_STRING, Construct.NULLABLE_DIRECTIVE})
+
+    def _wrap(self, edits: list[Edit]) -> list[Edit]:
+        """mcs prints any column past 255 as ``255+``: a replacement that makes its line grow past ``WRAP_AT``
+        starts on a new line instead (whitespace between tokens; never inside a one-line interpolated string)."""
+        if not edits:
+            return edits
+        no_break = sorted(self.span(n) for n in self.caps.get("interpolated_string_expression", [])
+                          if not self.src(n).lstrip("@$").startswith('"""') and "@" not in self.src(n)[:3])
+        starts = [a for a, _ in no_break]
+        import bisect
+
+        out, pos, col, text = [], 0, 0, self.text
+        for e in edits:
+            seg = text[pos:e.start]
+            nl = seg.rfind("\n")
+            col = len(seg) - nl - 1 if nl >= 0 else col + len(seg)
+            rep = e.replacement
+            grows = len(rep) > e.end - e.start
+            if grows and col > self.WRAP_AT and e.construct not in self.NO_BREAK:
+                k = bisect.bisect_right(starts, e.start) - 1
+                if not (k >= 0 and no_break[k][0] < e.start < no_break[k][1]):
+                    rep = "\n" + rep
+                    e = Edit(e.start, e.end, rep, e.construct, tuple((r + 1, o, n) for r, o, n in e.anchors))
+                    col = 0
+            nl = rep.rfind("\n")
+            col = len(rep) - nl - 1 if nl >= 0 else col + len(rep)
+            out.append(e)
+            pos = e.end
+        return out
 
     # tokens ------------------------------------------------------------------------------------------------
     def tokens(self) -> list[Tok]:

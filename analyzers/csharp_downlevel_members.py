@@ -97,7 +97,7 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
             rep.lit("private ")
         _param_type_rep(ctx, rep, p)
         readonly = any(ctx.src(m) == "readonly" for m in children_of_type(decl, "modifier"))
-        rep.lit(" ").copy(*ctx.span(pn)).lit((" { get; } " if readonly else " { get; set; } ") if properties else "; ")
+        rep.lit(" ").copy(*ctx.span(pn)).lit((" { get; }\n" if readonly else " { get; set; }\n") if properties else ";\n")
     rep.lit("public ").copy(*ctx.span(name)).lit("(")
     for k, p in enumerate(params):
         if k:
@@ -115,7 +115,7 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
         if pn is not None and ctx.src(pn) not in declared:
             n = ctx.src(pn)
             rep.lit(f" this.{n} = {n};")
-    rep.lit(" } ")
+    rep.lit(" }\n")
     if properties and params:
         rep.lit("public void Deconstruct(")
         for k, p in enumerate(params):
@@ -127,7 +127,7 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
         for p in params:
             n = ctx.src(p.child_by_field_name("name"))
             rep.lit(f" {n} = this.{n};")
-        rep.lit(" } ")
+        rep.lit(" }\n")
     return rep
 
 
@@ -296,7 +296,7 @@ def default_interface_members(ctx: Ctx, caps) -> None:
             static = any(ctx.src(x) == "static" for x in mods)
             abstract = any(ctx.src(x) == "abstract" for x in mods)
             if not abstract:
-                helper.lit(" public " + ("static " if static else ""))
+                helper.lit("\n public " + ("static " if static else ""))
                 helper.copy_edited(start, me)
             ctx.drop_inside(ms, me)
             if drop or static or abstract:
@@ -313,7 +313,7 @@ def default_interface_members(ctx: Ctx, caps) -> None:
             ms, me = ctx.span(m)
             mods = children_of_type(m, "modifier") + children_of_type(m, "attribute_list")
             start = max([ctx.span(x)[1] for x in mods], default=ms)
-            helper.lit(" public abstract ").copy_edited(start, me)
+            helper.lit("\n public abstract ").copy_edited(start, me)
         helper.lit(" }")
         _ = name
         ctx.edit(ctx.span(i)[1], ctx.span(i)[1], helper, C.DEFAULT_INTERFACE_MEMBER)

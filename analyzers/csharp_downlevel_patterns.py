@@ -236,8 +236,12 @@ class Emitter:
     def test(self, p: P, v: str) -> None:
         """Rewrite pattern ``p`` in place into a boolean expression about the variable ``v``."""
         k = p.kind
-        if k in ("const", "decl"):
+        if k == "const":
             self.ins(self.s(p.start), f"{v} is ")
+        elif k == "decl":  # ``v is T x`` on a value-type ``v`` is an internal error in mcs: Is(v, out T x)
+            self.ctx.helpers.add(HELPER_FILE)
+            self.ins(self.s(p.start), f"{HELPER}.Is({v}, out ")
+            self.ins(self.e(p.end), ")")
         elif k == "var":  # ``is var`` makes mcs fail on value types: Bind(v, out var x)
             self.ins(self.s(p.start), f"{HELPER}.Bind({v}, out ")
             self.ins(self.e(p.end), ")")
@@ -283,9 +287,10 @@ class Emitter:
         open_i, close_i, items = p.props
         if typed:
             base = desig or self.ctx.fresh("p")
-            # the type's own ``?`` etc. stay; ``v is Type base && (...)``
-            self.ins(self.s(p.start), f"({v} is ", prio=-1)
-            self.rep(open_i, f" {base} && (" + ("" if items else "true"))
+            # ``Is(v, out Type base) && (...)``, the type in place
+            self.ctx.helpers.add(HELPER_FILE)
+            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.rep(open_i, f" {base}) && (" + ("" if items else "true"))
         else:
             base = v
             head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
@@ -313,8 +318,11 @@ class Emitter:
         and pattern (``is``, ``:``; None: an insertion right before the pattern)."""
         k = p.kind
         inner = p.kids[0] if k == "not" else None
-        if k in ("const", "decl"):
+        if k == "const":
             prefix, joiner, suffix = "", " is ", ""
+        elif k == "decl":
+            prefix, joiner, suffix = f"{HELPER}.Is(", ", out ", ")"
+            self.ctx.helpers.add(HELPER_FILE)
         elif k == "rel":
             prefix, joiner, suffix = "", " ", ""
         elif k == "discard":

@@ -428,8 +428,10 @@ def _strings(ctx: Ctx, caps) -> None:
             if inner:
                 holes.append((ctx.span(inner[0])[0], ctx.span(inner[-1])[1]))
         cuts = [s] + [x for hole in holes for x in hole] + [e]
+        # mcs misplaces diagnostics inside ``$@""``: a one-line raw string becomes a plain ``$""``
+        opener = '$@"' if "\n" in text[s:e] else '$"'
         for i in range(0, len(cuts), 2):
-            head = '$@"' if i == 0 else "}"
+            head = opener if i == 0 else "}"
             tail = '"' if i == len(cuts) - 2 else "{"
             _blank_string(ctx, cuts[i], cuts[i + 1], head, tail, C.RAW_STRING)
     for n in caps.get("string_literal", []):

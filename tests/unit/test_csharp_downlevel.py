@@ -86,8 +86,11 @@ def test_cross_file_uses_map_back_exactly(name, tmp_path):
         assert d["code"] in KEPT, d
         line, col = res.to_original(int(d["line"]) - 1, int(d["col"]) - 1)
         names = re.findall(r"`([^']+)'", d["msg"])
-        symbol = names[-1].split(".")[-1].split("(")[0] if d["code"] != "CS1729" else names[0].split(".")[-1]
-        assert lines[line][col:].startswith(symbol), (d, lines[line][col:col + 30])
+        if d["code"] == "CS1729":  # reported at ``new``: the symbol is the type constructed
+            symbol, at = names[0].split(".")[-1], "new"
+        else:
+            symbol = at = (names[1] if d["code"] in ("CS1061", "CS0117") else names[0]).split(".")[-1]
+        assert lines[line][col:].startswith(at), (d, lines[line][col:col + 30])
         got.add((line + 1, col + 1, symbol))
     assert got == expected_uses()[name]
 
@@ -108,17 +111,20 @@ def test_map_round_trips(name):
                 assert res.text[new] == original[off]
     for off in range(len(res.text) + 1):
         assert 0 <= res.to_original_offset(off) <= len(original)
-    # lines and columns: every untouched identifier character keeps its text at the mapped position
+    # lines and columns: every identifier the pass did not write itself maps to the same identifier
     new_lines = res.text.split("\n")
     orig_lines = original.split("\n")
+    line_start = 0
+    checked = 0
     for ln, row in enumerate(new_lines):
-        for m in re.finditer(r"\b[A-Z]\w*", row):
+        for m in re.finditer(r"\b[A-Za-z_]\w*", row):
+            if res.is_generated(line_start + m.start()):
+                continue
             oline, ocol = res.to_original(ln, m.start())
-            if orig_lines[oline][ocol:ocol + len(m.group())] != m.group():
-                assert m.group().startswith("__") or m.group() in {"Bind", "Keep", "With", "Zero", "System",
-                                                                   "Func", "Action", "Encoding", "UTF8",
-                                                                   "GetBytes", "Item1", "Item2",
-                                                                   "Deconstruct"}, (name, ln, m.group())
+            assert orig_lines[oline][ocol:ocol + len(m.group())] == m.group(), (name, ln, m.group())
+            checked += 1
+        line_start += len(row) + 1
+    assert checked > 10
 
 
 def test_csharp7_text_is_returned_unchanged():
@@ -181,4 +187,4 @@ def test_csharp7_runtime_unchanged(download, tmp_path):
         res = downlevel(text, value_types=values)
         assert res.text == text and not res.edits, (f, res.edits[:3])
         checked += 1
-    assert checked >= 100
+    assert checked >= 60  # of the 73 runtime files; the rest need defines mcs does not get here
