@@ -52,6 +52,8 @@ KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS042
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
 SHIM_FILE = "__benchsmith_shim__.cs"
 MAX_SHIM_ROUNDS = 4
+MAX_STUBBED_RECOMPILES = 3
+MAX_REJECT_ROUNDS = 2  # compiles again without the files whose declarations mcs itself rejects
 UNSUPPORTED_PREFIX = "unsupported_syntax:"  # an UNSUPPORTED_SYNTAX exclusion's detail names the construct after it
 
 
@@ -139,6 +141,7 @@ class CsTop:
     kind: str
     partial: bool
     insert_at: int | None  # character offset of the closing brace of its body
+    members: frozenset[str] = frozenset()  # names of its members: a nested stub of one of them is CS0102
 
 
 @dataclass
@@ -236,7 +239,7 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
                 if body is not None and body.children and body.children[-1].type == "}" \
                         and not body.children[-1].is_missing:
                     insert_at = bc.char(body.children[-1].start_byte)
-                info.tops.append(CsTop(current, name, kind, partial, insert_at))
+                info.tops.append(CsTop(current, name, kind, partial, insert_at, _member_names(body)))
 
     visit(root, "")
     from tree_sitter import QueryCursor
@@ -255,6 +258,30 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
         spans = kept
     info.used = {data[s:e].decode("utf-8", "replace") for s, e in spans}
     return info
+
+
+MEMBER_NAMED = frozenset({"method_declaration", "property_declaration", "event_declaration", "delegate_declaration",
+                          *TYPE_DECLS})
+
+
+def _member_names(body) -> frozenset[str]:
+    """Names declared directly in a type body (fields, properties, methods, events, nested types)."""
+    if body is None:
+        return frozenset()
+    names: set[str] = set()
+    for m in body.named_children:
+        if m.type in MEMBER_NAMED:
+            n = m.child_by_field_name("name")
+            if n is not None:
+                names.add(n.text.decode("utf-8", "replace"))
+        elif m.type in ("field_declaration", "event_field_declaration"):
+            for v in walk(m):
+                if v.type == "variable_declarator":
+                    n = v.child_by_field_name("name") or next(
+                        (c for c in v.children if c.type == "identifier"), None)
+                    if n is not None:
+                        names.add(n.text.decode("utf-8", "replace"))
+    return frozenset(names)
 
 
 def _inside(node, types: tuple[str, ...]) -> bool:
@@ -345,6 +372,9 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
             local: set[str] = set()
             for p in parts:
                 local |= infos[p].local_names
+                for tp in infos[p].tops:
+                    if tp.namespace == top.namespace and tp.name == top.name:
+                        local |= tp.members  # `PyType PyType => ...`: a nested type PyType would clash
                 for n, t in wanted.get(p, {}).items():
                     union.setdefault(n, t)
             union = {n: t for n, t in union.items() if n not in local and t.file not in parts}
@@ -1000,7 +1030,7 @@ class CSharpAnalyzer(Analyzer):
         # and it saves a compile round where a library is missing.
         shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
         likely_final = all(ns == "System" or ns.startswith(("System.", "Microsoft.")) for ns in shim.namespaces)
-        rounds = 0
+        rounds = rejects = 0
         while True:
             b_files = put(orig_tree, tree_files(texts))
             # the original tree compiles while the stubbed one is prepared
@@ -1022,38 +1052,58 @@ class CSharpAnalyzer(Analyzer):
                            workdir) if speculate else None
             before = early.result()
             rounds += 1
-            final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS
-                     # Once mcs reports anything inside a method body it got past the declarations: more
-                     # placeholders (attributes it checks late) would only cost another round.
-                     or reached_bodies(before.diagnostics, infos, texts)
-                     or not shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict))
+            # Once mcs reports anything inside a method body it got past the declarations: more placeholders
+            # (attributes it checks late) would only cost another round.
+            final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS + rejects
+                     or reached_bodies(before.diagnostics, infos, texts))
+            fixed = 0 if final else shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict)
             # (in a round that is not the last, the stubbed tree's files are rewritten next: wait for its compile)
             after = later.result() if later is not None else None
             if before.diagnostics is None:
                 return self._fail(result, repo, before.error)
-            if final:
+            if not final and not fixed and rejects < MAX_REJECT_ROUNDS:
+                # No placeholder helps: mcs rejects a declaration itself (a construct it does not know that the
+                # down-level pass left, a C# 7.3 constraint...), which stops it before every body of the tree.
+                # Those files are recorded and left out of both trees, and the round is compiled again.
+                rejected = self._reject_declarations(repo, before.diagnostics, infos, texts, set(order), result,
+                                                     prepared)
+                if rejected:
+                    rejects += 1
+                    compiled -= rejected
+                    order = sorted(compiled)
+                    plans = plan_all_stubs(infos, texts, compiled)
+                    dropped = None
+                    continue
+            if final or not fixed:
                 if after is None:
                     after = self._compile(kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known, workdir)
                 break
-        result.stats["shim_rounds"] = rounds - 1
+        result.stats["shim_rounds"] = rounds - 1 - rejects
         result.stats["shim_entries"] = shim.size()
+        result.stats["rejected_files"] = len(set(texts)) - len(compiled) - result.stats.get("unparsed_files", 0) \
+            - result.stats.get("unsupported_files", 0) if kind is Compiler.MCS else 0
+        result.stats.update(compiled_files=len(compiled), files_with_stubs=len(plans),
+                            stubs=sum(len(p.stubs) for p in plans.values()))
         if after.diagnostics is None:
             return self._fail(result, repo, after.error)
         result.stats["stubbed_recompiles"] = 0
-        if kind is Compiler.MCS and not self._stubbed_reached_bodies(after.diagnostics, plans, dropped, infos, texts):
+        while kind is Compiler.MCS and result.stats["stubbed_recompiles"] < MAX_STUBBED_RECOMPILES and \
+                not self._stubbed_reached_bodies(after.diagnostics, plans, dropped, infos, texts):
             # Stubs that break a declaration (an override of a stubbed base...) stop mcs before any body: take
-            # those files' stubs out and compile once more.  (Once mcs got to the bodies, declaration-level
-            # errors of stubs did not stop it, and they are references like any other.)
+            # those files' stubs out and compile once more (mcs reports some only once others are gone).  (Once
+            # mcs got to the bodies, declaration-level errors of stubs did not stop it, and they are references
+            # like any other.)
             blockers = self._new_declaration_errors(before.diagnostics, after.diagnostics, plans, infos, texts,
                                                     dropped)
-            result.stats["stubbed_recompiles"] = int(bool(blockers))
-            if blockers:
-                dropped |= blockers
-                stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
-                after = self._compile(kind, roslyn, stub_tree, put(stub_tree, tree_files(stubbed)),
-                                      workdir / "stubbed.rsp", known, workdir)
-                if after.diagnostics is None:
-                    return self._fail(result, repo, after.error)
+            if not blockers:
+                break
+            result.stats["stubbed_recompiles"] += 1
+            dropped |= blockers
+            stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
+            after = self._compile(kind, roslyn, stub_tree, put(stub_tree, tree_files(stubbed)),
+                                  workdir / "stubbed.rsp", known, workdir)
+            if after.diagnostics is None:
+                return self._fail(result, repo, after.error)
         result.stats["files_stubs_dropped"] = len(dropped)
         self._collect_refs(result, before.diagnostics, after.diagnostics, plans, dropped, infos, texts, usable,
                            compiled, prepared)
@@ -1150,16 +1200,35 @@ class CSharpAnalyzer(Analyzer):
             ts_error = copy.pre_ts_error if copy is not None and copy.pre_ts_error is not None \
                 else infos[path].ts_error
             reason = Reason.SYNTAX_ERROR if ts_error else Reason.TOOLCHAIN_CANNOT_PARSE
-            line = d.line
-            if copy is not None and copy.downlevel is not None:
-                off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
-                line = _position(copy.original, off)[0] + 1
+            line = _original_line(prepared, path, texts, d)
             why = f"; preprocessor: {copy.pre.error}" if copy is not None and copy.pre.error else ""
             result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, reason,
                                                f"mcs line {line}: {d.code} {d.message[:200]}{why}", repo))
         result.stats["unparsed_files"] = len(bad)
         result.stats["unsupported_files"] = len(set(unsupported) - set(bad))
         return set(texts) - set(bad) - set(unsupported)
+
+    @staticmethod
+    def _reject_declarations(repo: str, diags: list[CsDiagnostic], infos: dict[str, CsFileInfo],
+                             texts: dict[str, str], compiled: set[str], result: AnalysisResult,
+                             prepared: Prepared) -> set[str]:
+        """The files with an error outside every method body, each recorded with mcs's first such message; none
+        when that would leave nothing to compile."""
+        first: dict[str, CsDiagnostic] = {}
+        for d in diags:
+            if d.kind != "error" or d.file not in compiled or d.file in first:
+                continue
+            off = _offset(texts[d.file], d.line, d.col)
+            if off is not None and not in_body(infos[d.file], texts[d.file], off):
+                first[d.file] = d
+        if not first or len(first) >= len(compiled):
+            return set()
+        for path, d in sorted(first.items()):
+            result.exclusions.append(Exclusion(
+                f"{repo}/{path}", Stage.ANALYZER, Reason.TOOLCHAIN_CANNOT_PARSE,
+                f"mcs rejects a declaration, line {_original_line(prepared, path, texts, d)}: {d.code} "
+                f"{d.message[:200]}", repo))
+        return set(first)
 
     @staticmethod
     def _stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs], dropped: set[str],
@@ -1177,16 +1246,34 @@ class CSharpAnalyzer(Analyzer):
         return False
 
     def _new_declaration_errors(self, before, after, plans, infos, texts, dropped) -> set[str]:
+        """Files whose stubs break a declaration: the file of a new error outside every body, and the file whose
+        stub the message names (a stub nested in a base class is inherited: ``Equals(Base.PyObject)`` in a
+        derived class no longer overrides ``Equals(PyObject)``)."""
         seen = {(d.file, d.line, d.col, d.code) for d in before}
+        hosts: dict[str, str] = {}
+        for path, plan in sorted(plans.items()):
+            if plan.insertions.points:
+                for fqn in plan.stub_fqns:
+                    hosts.setdefault(fqn, path)
         files: set[str] = set()
         for d in after:
-            if d.kind != "error" or d.file not in plans or d.file in dropped or (d.file, d.line, d.col, d.code) in seen:
+            if d.kind != "error" or d.file not in texts or (d.file, d.line, d.col, d.code) in seen:
                 continue
-            plan = plans[d.file]
-            spos = _offset(plan.stubbed_text, d.line, d.col)
-            opos = plan.insertions.to_original(spos) if spos is not None else None
-            if opos is None or not in_body(infos[d.file], texts[d.file], opos):
+            plan = plans.get(d.file) if d.file not in dropped else None
+            if plan is not None:
+                spos = _offset(plan.stubbed_text, d.line, d.col)
+                opos = plan.insertions.to_original(spos) if spos is not None else None
+            else:
+                opos = _offset(texts[d.file], d.line, d.col)
+            if opos is not None and in_body(infos[d.file], texts[d.file], opos):
+                continue
+            if plan is not None:
                 files.add(d.file)
+            for name in quoted(d.message):
+                for part in re.findall(r"[\w.]+", name):  # `Ns.T.M(Ns.Base.Stub)`: every dotted name in it
+                    host = hosts.get(part)
+                    if host is not None and host not in dropped:
+                        files.add(host)
         return files
 
     @staticmethod
@@ -1194,6 +1281,15 @@ class CSharpAnalyzer(Analyzer):
         reason = Reason.TOOL_TIMEOUT if error.startswith("timeout") else Reason.TOOL_CRASH
         result.exclusions.append(Exclusion(repo, Stage.ANALYZER, reason, error, repo))
         return result
+
+
+def _original_line(prepared: Prepared | None, path: str, texts: dict[str, str], d: CsDiagnostic) -> int:
+    """The 1-based line of the original file where a diagnostic of the analysed copy points."""
+    copy = prepared.copies.get(path) if prepared is not None else None
+    if copy is None or copy.downlevel is None:
+        return d.line
+    off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
+    return _position(copy.original, off)[0] + 1
 
 
 @lru_cache(maxsize=None)

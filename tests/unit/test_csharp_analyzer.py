@@ -135,10 +135,16 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
 
 @needs_mcs
 def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
-    _, res = _analyze(FIXTURES / "basic", tmp_path)
+    a = _mcs_analyzer()
+    a.downlevel = False
+    _, res = _analyze(FIXTURES / "basic", tmp_path / "off", a)
     # a C# 9 positional record: tree-sitter reads it, mcs cannot
     assert [(e.item_id, e.reason) for e in res.exclusions] == [("fixture/Modern/Point.cs",
                                                                  Reason.TOOLCHAIN_CANNOT_PARSE)]
+    assert res.exclusions[0].detail.startswith("mcs line 3: CS1525")
+    # the down-level pass makes it C# 7: compiled, nothing left out
+    _, res = _analyze(FIXTURES / "basic", tmp_path / "on")
+    assert res.exclusions == [] and res.stats["compiled_files"] == res.stats["files"]
 
 
 @needs_mcs

@@ -125,7 +125,7 @@ namespace Acme.App
 }
 """
     a, snap, res = _analyze(tmp_path, {"Acme.csproj": csproj, "Lib/Widget.cs": LIB, "App/Program.cs": app})
-    assert _refs(res, "App/Program.cs") == [(6, 44, "Create")]
+    assert _refs(res, "App/Program.cs") == [(6, 45, "Create")]
     assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Size);"]
     assert not res.exclusions
 
