@@ -28,6 +28,8 @@ API (the C# analyzer codes against this; keep it stable):
 - ``.unsupported``: ``list[Unsupported(construct, line, col)]`` (0-based line/char column of the original) for
   constructs left as they were because no safe rewrite exists; the analyzer records them as
   ``unsupported_syntax:<construct>`` exclusions.  ``construct`` is a ``Construct`` member's value.
+- ``.lossy``: ``list[Unsupported]`` for constructs rewritten with a loss the file can live with (the names inside
+  an object initializer of a ``new()`` whose type is not visible in the file): a note, not an exclusion.
 - ``.helpers``: names of generated helper sources this file needs (``HELPER_SOURCES[name]`` is a whole C# 7 file
   to add once to the compiled tree; empty for most files).
 
@@ -72,6 +74,9 @@ class Construct(str, enum.Enum):
     SCOPED = "scoped"
     TOP_LEVEL_STATEMENTS = "top_level_statements"
     LIST_PATTERN = "list_pattern"
+    CONSTRAINT = "constraint"
+    LAMBDA_SHADOWING = "lambda_shadowing"
+    FUNCTION_POINTER = "function_pointer"
     OTHER = "other"
 
 
@@ -99,6 +104,7 @@ class DownlevelResult:
     edits: list[Edit] = field(default_factory=list)
     unsupported: list[Unsupported] = field(default_factory=list)
     helpers: list[str] = field(default_factory=list)
+    lossy: list[Unsupported] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -189,6 +195,7 @@ static class __bsdl
     public static T With<T>(T value, System.Action<T> init) { return value; }
     public static int Zero<T>(T value, out T copy) { copy = value; return 0; }
     public static bool Bind<T>(T value, out T copy) { copy = value; return true; }
+    public static dynamic Any(params object[] args) { return null; }
     public static bool Is<TIn, TOut>(TIn value, out TOut result) { result = default(TOut); return true; }
 }
 """
@@ -199,11 +206,11 @@ HELPER_SOURCES: dict[str, str] = {HELPER_FILE: HELPER_SOURCE}
 def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()) -> DownlevelResult:
     from benchsmith.analyzers.csharp_downlevel_rules import collect_edits
 
-    edits, unsupported, helpers = collect_edits(text, tree, global_usings=tuple(global_usings),
-                                                value_types=frozenset(value_types))
+    edits, unsupported, helpers, lossy = collect_edits(text, tree, global_usings=tuple(global_usings),
+                                                       value_types=frozenset(value_types))
     if not edits:
-        return DownlevelResult(text, text, [], unsupported, helpers)
-    return DownlevelResult(text, apply_edits(text, edits), edits, unsupported, helpers)
+        return DownlevelResult(text, text, [], unsupported, helpers, lossy)
+    return DownlevelResult(text, apply_edits(text, edits), edits, unsupported, helpers, lossy)
 
 
 def extract_global_usings(text: str, tree=None) -> list[str]:

@@ -90,6 +90,7 @@ class Ctx:
             self._b2c = table
         self.edits: list[tuple[int, int, str, Construct, tuple, int, int]] = []  # + seq, group
         self.unsupported: list[Unsupported] = []
+        self.lossy: list[Unsupported] = []
         self.helpers: set[str] = set()
         self._seq = itertools.count()
         self._names = itertools.count(1)
@@ -160,6 +161,10 @@ class Ctx:
     def unsupported_at(self, offset: int, construct: Construct) -> None:
         line, col = self.line_col(offset)
         self.unsupported.append(Unsupported(construct.value, line, col))
+
+    def lossy_at(self, offset: int, construct: Construct) -> None:
+        line, col = self.line_col(offset)
+        self.lossy.append(Unsupported(construct.value, line, col))
 
     def finish(self) -> list[Edit]:
         """Sorted, non-overlapping edits; a rewrite (group) any of whose edits overlaps an accepted one is dropped

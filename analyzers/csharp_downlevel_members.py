@@ -6,7 +6,7 @@ abstract class next to the interface: mcs cannot compile a body inside an interf
 from __future__ import annotations
 
 from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import Ctx, Rep, child_of_type, children_of_type
+from benchsmith.analyzers.csharp_downlevel_core import Ctx, Rep, ancestor, child_of_type, children_of_type
 from benchsmith.analyzers.csharp_downlevel_rules import _rep_pieces, type_pieces
 
 
@@ -201,7 +201,7 @@ def accessors(ctx: Ctx, caps) -> None:
             ctx.edit(*ctx.span(kw), "set ", C.INIT_ACCESSOR)
 
 
-_BAD_PARAM = frozenset({"ref", "out", "in", "this", "params", "scoped"})
+_BY_REF = frozenset({"ref", "out", "in"})
 
 
 def local_functions(ctx: Ctx, caps) -> None:
@@ -214,7 +214,27 @@ def local_functions(ctx: Ctx, caps) -> None:
             ctx.unsupported_at(ctx.span(f)[0], C.LOCAL_FUNCTION)
 
 
+def _outer_type_parameters(ctx: Ctx, f) -> list[str]:
+    """Type parameters of the methods / local functions around ``f`` (a nested delegate type needs them)."""
+    out = []
+    n = f.parent
+    while n is not None and n.type not in ("class_declaration", "struct_declaration", "record_declaration",
+                                           "interface_declaration"):
+        if n.type in ("method_declaration", "local_function_statement"):
+            tps = n.child_by_field_name("type_parameters") or child_of_type(n, "type_parameter_list")
+            if tps is not None:
+                out = [ctx.src(tp.child_by_field_name("name") or tp) for tp in tps.named_children
+                       if tp.type == "type_parameter"] + out
+        n = n.parent
+    return out
+
+
 def _local_function(ctx: Ctx, f) -> None:
+    """``R f(A a) {..}`` -> ``f = (A a) => {..};`` with ``Func<A, R> f = null;`` at the top of the block (calls
+    before the declaration and recursion resolve).  Parameters ``ref``/``out``/``in``/``params`` or defaults need a
+    delegate type of their own: ``delegate R __dN(..)`` declared in the enclosing type."""
+    if f.parent is not None and f.parent.type == "ERROR":
+        return  # tree-sitter lost its way (a method read as a local function): mcs decides, nothing to rewrite
     name = f.child_by_field_name("name")
     ret = f.child_by_field_name("type") or f.child_by_field_name("returns")
     plist = f.child_by_field_name("parameters") or child_of_type(f, "parameter_list")
@@ -222,28 +242,59 @@ def _local_function(ctx: Ctx, f) -> None:
     if name is None or ret is None or plist is None or body is None or child_of_type(f, "type_parameter_list"):
         raise ValueError("generic or incomplete local function")
     params = _params(ctx, plist)
-    if len(params) > 16 or len(params) != len(plist.named_children):
-        raise ValueError("parameters")
+    if len(params) != len(plist.named_children):  # ``params T[] x`` is no parameter node in this grammar
+        raise ValueError("params array")
+    custom = len(params) > 16
     for p in params:
-        if any(c.type in _BAD_PARAM or (c.type in ("modifier", "parameter_modifier") and ctx.src(c) in _BAD_PARAM)
-               for c in p.children) or child_of_type(p, "attribute_list") or p.child_by_field_name("type") is None \
-                or any(c.type == "=" for c in p.children):
+        if p.child_by_field_name("type") is None:
+            raise ValueError("untyped parameter")
+        words = {ctx.src(c) for c in p.children if c.type in ("modifier", "parameter_modifier")} | \
+            {c.type for c in p.children if c.type in _BY_REF}
+        if words & _BY_REF or any(c.type == "=" for c in p.children) or child_of_type(p, "attribute_list"):
+            custom = True
+        if words - _BY_REF - {"scoped"}:
             raise ValueError("parameter modifier")
     mods = [ctx.src(m) for m in children_of_type(f, "modifier")]
-    if any(m not in ("static", "async") for m in mods):
+    if any(m not in ("static", "async", "unsafe") for m in mods):
         raise ValueError("modifier")
     holder = f.parent
     if holder is None or holder.type not in ("block", "switch_section"):
         raise ValueError("not in a block")
     void = ctx.src(ret) == "void"
-    decl = Rep(ctx).lit(" global::System." + ("Action" if void else "Func"))
-    types = [p.child_by_field_name("type") for p in params] + ([] if void else [ret])
-    if types:
-        decl.lit("<")
-        for k, t in enumerate(types):
-            decl.lit(", " if k else "").copy_pieces(_rep_pieces(type_pieces(ctx, t)))
-        decl.lit(">")
-    decl.lit(" ").copy(*ctx.span(name)).lit(" = null; ")
+    decl = Rep(ctx).lit(" ")
+    if custom:
+        host = ancestor(f, "class_declaration", "struct_declaration", "record_declaration")
+        hbody = host.child_by_field_name("body") if host is not None else None
+        if hbody is None or child_of_type(hbody, "{") is None:
+            raise ValueError("no enclosing type")
+        dname = ctx.fresh("d")
+        tps = _outer_type_parameters(ctx, f)
+        targs = f"<{', '.join(tps)}>" if tps else ""
+        d = Rep(ctx).lit(" " + ("unsafe " if "unsafe" in mods else "") + "delegate ")
+        d.copy_pieces(_rep_pieces(type_pieces(ctx, ret))).lit(f" {dname}{targs}(")
+        for k, p in enumerate(params):
+            d.lit(", " if k else "")
+            _copy_param(ctx, d, p, lambda target: True)
+        d.lit(");\n")
+        at = ctx.span(child_of_type(hbody, "{"))[1]
+        ctx.edit(at, at, d, C.LOCAL_FUNCTION)
+        decl.lit(f"{dname}{targs}")
+        # a lambda's parameters take neither defaults nor attributes
+        for p in params:
+            for a in children_of_type(p, "attribute_list"):
+                ctx.blank(*ctx.span(a), C.LOCAL_FUNCTION)
+            eq = child_of_type(p, "=")
+            if eq is not None:
+                ctx.blank(ctx.span(eq)[0], ctx.span(p)[1], C.LOCAL_FUNCTION)
+    else:
+        decl.lit("global::System." + ("Action" if void else "Func"))
+        types = [p.child_by_field_name("type") for p in params] + ([] if void else [ret])
+        if types:
+            decl.lit("<")
+            for k, t in enumerate(types):
+                decl.lit(", " if k else "").copy_pieces(_rep_pieces(type_pieces(ctx, t)))
+            decl.lit(">")
+    decl.lit(" ").copy(*ctx.span(name)).lit(" = null;\n")
     if holder.type == "block":
         ob = child_of_type(holder, "{")
         at = ctx.span(ob)[1]

@@ -37,7 +37,7 @@ QUERY_KINDS = (
     "assignment_expression", "raw_string_literal", "string_literal", "interpolated_string_expression",
     "collection_expression", "interface_declaration", "with_expression", "type_parameter_constraint",
     "global_statement", "list_pattern", "struct_declaration", "enum_declaration", "type_parameter_constraints_clause",
-    "parameter")
+    "parameter", "function_pointer_type", "pointer_type")
 
 
 @lru_cache(maxsize=1)
@@ -80,13 +80,16 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
     from benchsmith.analyzers import csharp_downlevel_members as members
     from benchsmith.analyzers import csharp_downlevel_patterns as patterns
+    from benchsmith.analyzers import csharp_downlevel_scopes as scopes
 
     if global_usings:
         _insert_global_usings(ctx, global_usings)
     for rule in (_file_scoped_namespace, _global_using, _nullable_directive, _nullable_types, _null_forgiving,
                  _target_typed_new, _using_declaration, _static_modifiers, _ranges, _coalescing_assignment,
-                 _strings, _collection_expressions, _with_expressions, _misc_modifiers,
+                 _strings, _collection_expressions, _with_expressions, _misc_modifiers, _constraints,
+                 _function_pointers, _type_parameter_pointers,
                  patterns.is_patterns, patterns.switch_expressions, patterns.switch_statements,
+                 scopes.shadowed_parameters,
                  members.records, members.primary_constructors, members.accessors, members.local_functions,
                  members.default_interface_members, _top_level):  # interface members last: they move others' edits
         before = len(ctx.edits), ctx.group
@@ -97,7 +100,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
             ctx.unsupported_at(0, C.OTHER)
     edits = ctx.finish()
     helpers = [HELPER_FILE] if ctx.helpers and edits else []
-    return edits, ctx.unsupported, helpers
+    return edits, ctx.unsupported, helpers, ctx.lossy
 
 
 def _local_value_types(ctx, caps) -> frozenset[str]:
@@ -244,11 +247,72 @@ def _null_forgiving(ctx: Ctx, caps) -> None:
             ctx.blank(*ctx.span(last), C.NULL_FORGIVING)
 
 
+_SCOPES = frozenset({"block", "switch_section", "method_declaration", "local_function_statement",
+                     "constructor_declaration", "lambda_expression", "anonymous_method_expression",
+                     "class_declaration", "struct_declaration", "record_declaration", "interface_declaration",
+                     "accessor_declaration", "operator_declaration", "indexer_declaration", "for_statement",
+                     "using_statement", "compilation_unit"})
+_TYPE_BODIES = frozenset({"class_declaration", "struct_declaration", "record_declaration", "interface_declaration"})
+
+
+def _declared_in(ctx: Ctx, scope, name: str):
+    """The explicit type ``name`` is declared with directly in ``scope`` (local, parameter, field, property)."""
+    kids = list(scope.children)
+    body = scope.child_by_field_name("body")
+    if scope.type in _TYPE_BODIES and body is not None:
+        kids = list(body.children)
+    plist = scope.child_by_field_name("parameters") or child_of_type(scope, "parameter_list")
+    if plist is not None:
+        for p in plist.named_children:
+            pn = p.child_by_field_name("name")
+            if p.type == "parameter" and pn is not None and ctx.src(pn) == name:
+                return p.child_by_field_name("type")
+    for k in kids:
+        if k.type in ("local_declaration_statement", "field_declaration", "variable_declaration"):
+            decl = k if k.type == "variable_declaration" else child_of_type(k, "variable_declaration")
+            if decl is None:
+                continue
+            t = decl.child_by_field_name("type")
+            for v in decl.named_children:
+                vn = v.child_by_field_name("name") if v.type == "variable_declarator" else None
+                if vn is not None and ctx.src(vn) == name:
+                    return t if t is not None and t.type != "implicit_type" else None
+        elif k.type == "property_declaration":
+            pn = k.child_by_field_name("name")
+            if pn is not None and ctx.src(pn) == name:
+                return k.child_by_field_name("type")
+    return None
+
+
+def _type_of_name(ctx: Ctx, target, at):
+    """The declared type of an assignment target (``x``, ``this.x``) seen from ``at``: locals and parameters of
+    the enclosing scopes, then members of the enclosing types."""
+    if target.type == "member_access_expression":
+        obj = target.child_by_field_name("expression")
+        if obj is None or obj.type != "this_expression" and ctx.src(obj) != "this":
+            return None
+        target = target.child_by_field_name("name")
+    if target is None or target.type != "identifier":
+        return None
+    name = ctx.src(target)
+    n = at.parent
+    while n is not None:
+        if n.type in _SCOPES:
+            t = _declared_in(ctx, n, name)
+            if t is not None:
+                return t
+        n = n.parent
+    return None
+
+
 def target_type(ctx: Ctx, node):
-    """The declared type an expression in an initializer / default / return / arrow position converts to."""
+    """The declared type an expression converts to: initializers, defaults, returns, arrow bodies, assignments,
+    ``??`` right operands, conditional branches, array initializer elements; None when not visible here."""
     p = node.parent
     if p is None:
         return None
+    if p.type == "parenthesized_expression":
+        return target_type(ctx, p)
     if p.type == "variable_declarator":
         decl = p.parent
         t = decl.child_by_field_name("type") if decl is not None else None
@@ -257,6 +321,24 @@ def target_type(ctx: Ctx, node):
         return None
     if p.type in ("property_declaration", "parameter"):
         return p.child_by_field_name("type")
+    if p.type == "assignment_expression" and p.child_by_field_name("right") == node:
+        return _type_of_name(ctx, p.child_by_field_name("left"), p)
+    if p.type == "binary_expression" and p.child_by_field_name("right") == node and \
+            p.child_by_field_name("operator") is not None and p.child_by_field_name("operator").type == "??":
+        return target_type(ctx, p) or _type_of_name(ctx, p.child_by_field_name("left"), p)
+    if p.type == "conditional_expression" and node != p.child_by_field_name("condition"):
+        return target_type(ctx, p)
+    if p.type == "initializer_expression":
+        owner = p.parent
+        t = None
+        if owner is not None and owner.type == "array_creation_expression":
+            t = owner.child_by_field_name("type")
+        elif owner is not None and owner.type == "variable_declarator":
+            decl = owner.parent
+            t = decl.child_by_field_name("type") if decl is not None else None
+        if t is not None and t.type == "array_type":
+            return t.child_by_field_name("type")
+        return None
     if p.type == "arrow_expression_clause":
         owner = p.parent
     elif p.type == "return_statement":
@@ -268,8 +350,11 @@ def target_type(ctx: Ctx, node):
     if owner is None:
         return None
     if owner.type == "accessor_declaration":
+        if ctx.src(owner).lstrip().split("{")[0].strip().split()[-1:] != ["get"] and \
+                not ctx.src(owner).lstrip().startswith("get"):
+            return None
         owner = ancestor(owner, "property_declaration", "indexer_declaration")
-        if owner is None or ctx.src(owner).find("get") < 0:
+        if owner is None:
             return None
     if owner.type in ("method_declaration", "local_function_statement"):
         t = owner.child_by_field_name("returns") or owner.child_by_field_name("type")
@@ -277,9 +362,8 @@ def target_type(ctx: Ctx, node):
                                                                 children_of_type(owner, "modifier")):
             return t
         return None
-    if owner.type in ("property_declaration", "indexer_declaration", "operator_declaration"):
-        return owner.child_by_field_name("type")
-    if owner.type == "conversion_operator_declaration":
+    if owner.type in ("property_declaration", "indexer_declaration", "operator_declaration",
+                      "conversion_operator_declaration"):
         return owner.child_by_field_name("type")
     return None
 
@@ -287,14 +371,25 @@ def target_type(ctx: Ctx, node):
 def _target_typed_new(ctx: Ctx, caps) -> None:
     for n in caps.get("implicit_object_creation_expression", []):
         kw = child_of_type(n, "new")
-        t = target_type(ctx, n)
         if kw is None:
             continue
-        if t is None or t.type in ("array_type", "tuple_type", "pointer_type"):
-            ctx.unsupported_at(ctx.span(n)[0], C.TARGET_TYPED_NEW)
-            continue
+        t = target_type(ctx, n)
+        if t is not None and t.type == "nullable_type" and not is_reference_nullable(ctx, t):
+            t = None  # ``Point? p = new()`` is a new Point; rare enough to take the fallback below
         ctx.new_group()
         s, e = ctx.span(kw)
+        if t is None or t.type in ("array_type", "tuple_type", "pointer_type", "function_pointer_type"):
+            # the type is not visible in this file: ``Any(args)`` (dynamic) keeps the arguments' names visible and
+            # converts to whatever the target is; an object initializer's member names cannot follow
+            ctx.helpers.add(HELPER_FILE)
+            ctx.edit(s, e, HELPER + ".Any", C.TARGET_TYPED_NEW)
+            init = child_of_type(n, "initializer_expression")
+            if child_of_type(n, "argument_list") is None:
+                ctx.insert(e, "()", C.TARGET_TYPED_NEW)
+            if init is not None:
+                ctx.blank(*ctx.span(init), C.TARGET_TYPED_NEW)
+                ctx.lossy_at(ctx.span(init)[0], C.TARGET_TYPED_NEW)
+            continue
         ctx.edit(s, e, Rep(ctx).copy(s, e).lit(" ").copy_pieces(_rep_pieces(type_pieces(ctx, t))),
                  C.TARGET_TYPED_NEW)
 
@@ -530,6 +625,76 @@ def _with_expressions(ctx: Ctx, caps) -> None:
 def _trailing_comma(node) -> bool:
     kids = [c for c in node.children if c.type != "comment"]
     return len(kids) >= 2 and kids[-2].type == ","
+
+
+_SPECIAL_CONSTRAINTS = frozenset({"Enum", "Delegate", "MulticastDelegate"})
+
+
+def _constraints(ctx: Ctx, caps) -> None:
+    """C# 7.3 constraints mcs rejects at declaration level (CS0702): ``Enum``/``Delegate``/``MulticastDelegate``
+    are dropped (the whole clause when nothing is left), ``unmanaged`` becomes ``struct``, ``notnull`` and
+    ``default`` go."""
+    for clause in caps.get("type_parameter_constraints_clause", []):
+        cons = children_of_type(clause, "type_parameter_constraint")
+        drop = []
+        for c in cons:
+            word = re.sub(r"\s+", "", ctx.src(c))
+            simple = word.rsplit(".", 1)[-1]
+            if simple in _SPECIAL_CONSTRAINTS and (word == simple or word.startswith(("System.", "global::System."))):
+                drop.append(c)
+            elif word in ("notnull", "default"):
+                drop.append(c)
+            elif word == "unmanaged":
+                ctx.new_group()
+                ctx.edit(*ctx.span(c), "struct   ", C.CONSTRAINT)
+        if not drop:
+            continue
+        ctx.new_group()
+        if len(drop) == len(cons):
+            ctx.blank(*ctx.span(clause), C.CONSTRAINT)
+            continue
+        kids = clause.children
+        for c in drop:
+            i = kids.index(c) if c in kids else -1
+            s0, e0 = ctx.span(c)
+            # the constraint with the comma before it (or after it, for the first)
+            if i > 0 and kids[i - 1].type == ",":
+                s0 = ctx.span(kids[i - 1])[0]
+            elif i + 1 < len(kids) and kids[i + 1].type == ",":
+                e0 = ctx.span(kids[i + 1])[1]
+            ctx.blank(s0, e0, C.CONSTRAINT)
+
+
+def _function_pointers(ctx: Ctx, caps) -> None:
+    """``delegate* unmanaged[Cdecl]<A, R>`` -> ``System.IntPtr`` (a call through it then fails alike in both
+    compiles; the declarations around it stay whole)."""
+    for f in caps.get("function_pointer_type", []):
+        if ancestor(f, "function_pointer_type") is not None:
+            continue
+        ctx.new_group()
+        s, e = ctx.span(f)
+        ctx.replace_padded(s, e, "global::System.IntPtr", C.FUNCTION_POINTER)
+
+
+def _type_parameter_pointers(ctx: Ctx, caps) -> None:
+    """``T*`` for a type parameter ``T`` (legal with ``unmanaged``) -> ``void*``: mcs rejects any pointer to a
+    type parameter (CS0208) at declaration level."""
+    for ptr in caps.get("pointer_type", []):
+        t = ptr.child_by_field_name("type") or (ptr.named_children[0] if ptr.named_children else None)
+        if t is None or t.type != "identifier":
+            continue
+        name = ctx.src(t)
+        n = ptr.parent
+        found = False
+        while n is not None and not found:
+            tps = n.child_by_field_name("type_parameters") or child_of_type(n, "type_parameter_list")
+            if tps is not None and n.type.endswith(("declaration", "statement")):
+                found = any(ctx.src(tp.child_by_field_name("name") or tp) == name
+                            for tp in tps.named_children if tp.type == "type_parameter")
+            n = n.parent
+        if found:
+            ctx.new_group()
+            ctx.replace_padded(*ctx.span(t), "void", C.CONSTRAINT)
 
 
 def _top_level(ctx: Ctx, caps) -> None:

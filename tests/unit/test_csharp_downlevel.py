@@ -135,12 +135,25 @@ def test_csharp7_text_is_returned_unchanged():
 
 
 def test_unsupported_is_recorded_not_dropped():
-    text = "class A { void M(System.Action<object> f) { f(new()); } bool N(int[] a) => a is [1, ..]; }\n"
+    text = "class A { bool N(int[] a) => a is [1, ..]; void M() { T Id<T>(T t) => t; } }\n"
     res = downlevel(text)
-    kinds = {u.construct for u in res.unsupported}
-    assert {"target_typed_new", "pattern"} <= kinds
-    u = next(u for u in res.unsupported if u.construct == "target_typed_new")
-    assert text.split("\n")[u.line][u.col:].startswith("new()")
+    assert {u.construct for u in res.unsupported} == {"pattern", "local_function"}
+    lines = text.split("\n")
+    for u in res.unsupported:
+        assert lines[u.line][u.col:].startswith({"pattern": "is [", "local_function": "T Id"}[u.construct])
+
+
+@needs_mcs
+def test_new_without_a_visible_type_keeps_its_arguments(tmp_path):
+    # the target's type is not declared in this file: ``Any(args)`` (dynamic) compiles and keeps ``Limit`` visible
+    text = ("class A { void M(System.Action<Lib.Widget> f, Lib.Widget w) { f(new(Lib.Widget.Limit)); "
+            "var x = w.Next ?? new(); x.Grow(); } }\n")
+    res = downlevel(text)
+    assert not res.unsupported and not res.lossy
+    diags = _compile(tmp_path, {"A.cs": res.text, "Defs.cs": STUB_DEFS, **_helpers(res)})
+    got = {(d["code"], res.to_original(int(d["line"]) - 1, int(d["col"]) - 1)) for d in diags}
+    assert ("CS0117", (0, text.index("Limit"))) in got
+    assert ("CS1061", (0, text.index("Next"))) in got
 
 
 def test_pattern_end_follows_csharp_precedence_not_the_grammar():
