@@ -224,36 +224,64 @@ class Ctx:
         return out
 
     # tokens ------------------------------------------------------------------------------------------------
+    def use_region(self, node) -> None:
+        """Later ``tokens()`` / ``tok_index`` calls see the tokens of ``node`` only (a walk of the whole file per
+        pattern would cost more than the rest of the pass)."""
+        cached = self._regions.get(node.id) if hasattr(self, "_regions") else None
+        if not hasattr(self, "_regions"):
+            self._regions = {}
+        if cached is None:
+            cached = self._regions[node.id] = self._walk(node)
+        self._tokens, self._tok_starts = cached
+
+    def _walk(self, root) -> tuple[list[Tok], list[int]]:
+        out: list[Tok] = []
+        cursor = root.walk()
+        down = True
+        while True:
+            node = cursor.node
+            if down and (node.child_count == 0 or node.type in ATOMIC):
+                if node.type != "comment" and node.end_byte > node.start_byte:
+                    s, e = self.span(node)
+                    out.append(Tok(node.type, s, e, self.text[s:e], node))
+                down = False
+            if down and cursor.goto_first_child():
+                continue
+            if cursor.node.id == root.id:
+                break
+            if cursor.goto_next_sibling():
+                down = True
+                continue
+            if not cursor.goto_parent() or cursor.node.id == root.id:
+                break
+            down = False
+        return out, [t.start for t in out]
+
     def tokens(self) -> list[Tok]:
         if self._tokens is None:
-            out: list[Tok] = []
-            cursor = self.tree.walk()
-            down = True
-            while True:
-                node = cursor.node
-                if down and (node.child_count == 0 or node.type in ATOMIC):
-                    if node.type != "comment" and node.end_byte > node.start_byte:
-                        s, e = self.span(node)
-                        out.append(Tok(node.type, s, e, self.text[s:e], node))
-                    down = False
-                if down and cursor.goto_first_child():
-                    continue
-                if cursor.goto_next_sibling():
-                    down = True
-                    continue
-                if not cursor.goto_parent():
-                    break
-                down = False
-            self._tokens = out
-            self._tok_starts = [t.start for t in out]
+            self.use_region(self.tree.root_node)
         return self._tokens
 
     def tok_index(self, offset: int) -> int:
-        """Index of the first token starting at or after ``offset``."""
+        """Index of the first token (of the current region) starting at or after ``offset``."""
         import bisect
 
         self.tokens()
         return bisect.bisect_left(self._tok_starts, offset)
+
+
+_EXPRESSION_LIKE = ("_expression", "_pattern", "argument", "argument_list", "subpattern", "when_clause",
+                    "switch_expression_arm", "property_pattern_clause", "positional_pattern_clause",
+                    "bracketed_argument_list", "interpolation", "equals_value_clause", "ERROR",
+                    "constant_pattern", "initializer_expression", "with_initializer")
+
+
+def expression_root(node):
+    """The outermost expression around ``node``: a pattern never reaches past it, however tree-sitter split it."""
+    n = node
+    while n.parent is not None and (n.parent.type.endswith(_EXPRESSION_LIKE) or n.parent.type == "ERROR"):
+        n = n.parent
+    return n
 
 
 def child_of_type(node, *types):

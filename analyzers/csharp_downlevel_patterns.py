@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, Tok, child_of_type
+from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, Tok, child_of_type, expression_root
 
 PREDEFINED = frozenset({"bool", "byte", "sbyte", "char", "decimal", "double", "float", "int", "uint", "long",
                         "ulong", "short", "ushort", "object", "string", "void", "dynamic", "nint", "nuint"})
@@ -366,6 +366,7 @@ def is_patterns(ctx: Ctx, caps) -> None:
         if subject is None or kw is None:
             continue
         ks, ke = ctx.span(kw)
+        ctx.use_region(expression_root(n))
         try:
             p, j, toks = _parse_at(ctx, ke, None)
         except Unsupportable:
@@ -409,6 +410,7 @@ def switch_expressions(ctx: Ctx, caps) -> None:
 
 def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
     v = ctx.fresh("s")
+    ctx.use_region(n)
     toks = ctx.tokens()
     em = Emitter(ctx, toks, C.SWITCH_EXPRESSION)
     ctx.helpers.add(HELPER_FILE)
@@ -546,6 +548,7 @@ def _switch_statement(ctx: Ctx, n, sections) -> None:
     value = n.child_by_field_name("value")
     parens = [c for c in n.children if c.type in ("(", ")")]
     v = ctx.fresh("sw")
+    ctx.use_region(n)
     toks = ctx.tokens()
     em = Emitter(ctx, toks, C.SWITCH_PATTERN_CASE)
     if value is not None and value.type == "tuple_expression" and len(parens) < 2:

@@ -89,7 +89,6 @@ def shadowed_parameters(ctx: Ctx, caps) -> None:
     if not fns:
         return
     cache: dict[int, list] = {}
-    toks = None
     for fn in sorted(fns, key=lambda n: n.start_byte):
         member = fn.parent
         while member is not None and member.type not in _MEMBERS:
@@ -105,8 +104,6 @@ def shadowed_parameters(ctx: Ctx, caps) -> None:
         clash = [p for p in _params(ctx, fn) if ctx.src(p) in outside]
         if not clash:
             continue
-        if toks is None:
-            toks = ctx.tokens()
         ctx.new_group()
         names = {ctx.src(p): f"{ctx.src(p)}__{ctx.group}" for p in clash}
         body = fn.child_by_field_name("body")
@@ -115,6 +112,8 @@ def shadowed_parameters(ctx: Ctx, caps) -> None:
         if body is None:
             continue
         bs, be = ctx.span(body)
+        ctx.use_region(body)
+        toks = ctx.tokens()
         i = ctx.tok_index(bs)
         while i < len(toks) and toks[i].start < be:
             t = toks[i]
