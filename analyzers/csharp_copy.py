@@ -80,7 +80,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
     copies: dict[str, AnalysedCopy] = {}
     defines: set[str] = set(DEFAULT_DEFINES)
     stats = {"files_preprocessed": 0, "preprocess_errors": 0, "files_downleveled": 0, "downlevel_edits": 0,
-             "files_unsupported": 0}
+             "files_unsupported": 0, "files_not_rewritten": 0}
     trees = {}
     parser = _cs_parser()
     for path in sorted(files):
@@ -116,6 +116,11 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
     value_types = value_type_names(trees.values())
     for path in sorted(trees):
         copy = copies[path]
+        if copy.pre_ts_error:
+            # tree-sitter cannot read it (a grammar gap, or a build configuration we do not know): no rewrite is
+            # safe on an error tree; the compiler decides, as without the pass
+            stats["files_not_rewritten"] += 1
+            continue
         project = index.settings(path).project
         usings: list[str] = []
         for u in [*(f"using {ns};" for ns in implicit[path]), *by_project.get(project, ())]:
