@@ -410,7 +410,55 @@ def _blocker_query():
     from tree_sitter import Query
 
     return Query(_cs_language(), "(class_declaration) @type (record_declaration) @type"
-                                 " (explicit_interface_specifier) @explicit")
+                                 " (explicit_interface_specifier) @explicit"
+                                 " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
+                                 " (indexer_declaration (modifier) @mod)"
+                                 " (qualified_name qualifier: (identifier) @qualifier)")
+
+
+SIGNATURE_SKIP = frozenset({"block", "arrow_expression_clause", "accessor_list", "attribute_list"})
+
+
+def _arity_of(ident) -> int:
+    """Type arguments written after an identifier (``Foo<A, B>``: 2); a stub shadows only a name of its arity."""
+    p = ident.parent
+    if p is not None and p.type == "generic_name" and p.children and p.children[0] == ident:
+        args = next((c for c in p.children if c.type == "type_argument_list"), None)
+        return len(args.named_children) if args is not None else 0
+    return 0
+
+
+def _signature_names(member) -> set[tuple[str, int]]:
+    """(identifier, arity) of a member's declaration (return type, parameters), not of its body or attributes."""
+    names: set[tuple[str, int]] = set()
+    name = member.child_by_field_name("name")
+    stack = [c for c in member.children if c.type not in SIGNATURE_SKIP and c != name]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            names.add((n.text.decode("utf-8", "replace"), _arity_of(n)))
+        stack.extend(c for c in n.children if c.type not in SIGNATURE_SKIP)
+    return names
+
+
+def _class_chain(node, types_by_name: dict[str, list[CsType]]) -> list[str]:
+    """Names of the type declarations around ``node`` and of their project base classes, nearest first."""
+    out: list[str] = []
+    p = node.parent
+    while p is not None:
+        if p.type in TYPE_DECLS:
+            n = p.child_by_field_name("name")
+            if n is not None:
+                out.append(n.text.decode("utf-8", "replace"))
+            bases = next((c for c in p.children if c.type == "base_list"), None)
+            first = next(iter(bases.named_children), None) if bases is not None else None
+            base = _simple_type_name(first) if first is not None else None
+            while base and base not in out and len(out) < 32:
+                out.append(base)
+                cands = types_by_name.get(base, [])
+                base = next((b for b in cands[0].supers[:1]), None) if cands else None
+        p = p.parent
+    return out
 
 
 def _simple_type_name(node) -> str | None:
@@ -437,11 +485,73 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
     """Files whose stubs are sure to break a declaration, which stops mcs before any method body of the whole
     stubbed tree: a type nested in a stub host that derives from a stubbed class and overrides one of its members
     (CS0115: the empty stub has nothing to override), or an explicit implementation of a stubbed interface's member
-    (CS0540/CS0539).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
+    (CS0540/CS0539); and, for any stub host, an ``override`` whose signature names a stub visible in its class or
+    inherited from a project base class (it no longer matches the base member: CS0115/CS0508), an explicit
+    implementation naming a stub in its type arguments, a qualified name through a stub outside the bodies
+    (CS0426).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
     recompile stays as the fallback for whatever this misses."""
     from tree_sitter import QueryCursor
 
     out: set[str] = set()
+    hosts: dict[tuple[str, int], str] = {}  # ("Top.Stub", arity) -> the file whose text carries that stub
+    for path, plan in sorted(plans.items()):
+        if plan.insertions.points:
+            for fqn, simple in plan.stub_fqns.items():
+                if fqn.count(".") >= 1:
+                    hosts.setdefault((".".join(fqn.split(".")[-2:]), plan.stubs[simple].arity), path)
+    types_by_name: dict[str, list[CsType]] = {}
+    for info in infos.values():
+        for t in info.declared:
+            types_by_name.setdefault(t.name, []).append(t)
+    stub_names = {n for plan in plans.values() for n in plan.stubs}
+    members_of: dict[str, set[str]] = {}  # top-level type name -> its members' names, over all its parts
+    for info in infos.values():
+        for top in info.tops:
+            members_of.setdefault(top.name, set()).update(top.members)
+    for path in sorted(infos):
+        text = texts.get(path)
+        if text is None or infos[path].tree is None or not any(n in text for n in stub_names):
+            continue
+        caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        for mod in caps.get("mod", ()):
+            if mod.text != b"override":
+                continue
+            member = mod.parent
+            sig = {(n, k) for n, k in _signature_names(member) if n in stub_names}
+            if not sig:
+                continue
+            # The overridden member is declared in the first class up the chain that has a member of that name
+            # (none: a framework class).  A stub nested in that class or above it is seen by both declarations
+            # alike; one nested below it makes the override's signature differ from the base's.
+            chain = _class_chain(member, types_by_name)
+            mname = member.child_by_field_name("name")
+            mname = mname.text.decode("utf-8", "replace") if mname is not None else ""
+            declared_in = next((i for i, cls in enumerate(chain) if i > 0 and mname in members_of.get(cls, ())),
+                               len(chain))
+            for cls in chain[:declared_in]:
+                for n, k in sig:
+                    host = hosts.get((f"{cls}.{n}", k))
+                    if host is not None:
+                        out.add(host)
+        for spec in caps.get("explicit", ()):
+            top = _top_type(spec)
+            tn = top.child_by_field_name("name") if top is not None else None
+            if tn is None:
+                continue
+            for ident in walk(spec):
+                if ident.type == "identifier":
+                    host = hosts.get((f"{tn.text.decode('utf-8', 'replace')}.{ident.text.decode('utf-8', 'replace')}",
+                                      _arity_of(ident)))
+                    if host is not None:
+                        out.add(host)
+        for q in caps.get("qualifier", ()):
+            name = q.text.decode("utf-8", "replace")
+            if name not in stub_names or _ancestor_node(q, BODY_NODES) is not None:
+                continue
+            for cls in _class_chain(q, types_by_name):
+                host = hosts.get((f"{cls}.{name}", _arity_of(q)))
+                if host is not None:
+                    out.add(host)
     for path in sorted(plans):
         stubs, text = plans[path].stubs, texts[path]
         if not stubs or ("override" not in text and not any(
@@ -550,6 +660,14 @@ def _arity_at(text: str, at: int) -> int:
         elif ch == "," and depth == 1:
             commas += 1
     return 0
+
+
+def _ancestor_node(node, types: set[str] | frozenset[str]):
+    while node is not None:
+        if node.type in types:
+            return node
+        node = node.parent
+    return None
 
 
 def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str] | frozenset[str]):
