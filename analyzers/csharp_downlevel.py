@@ -22,6 +22,8 @@ API (the C# analyzer codes against this; keep it stable):
   original.  Exact for untouched text.  Inside a replacement: text copied from the original (a type repeated in a
   generated constructor, a pattern's subject) maps exactly to its source (``Edit.anchors``); any other generated
   character maps to the edit's ``start`` (an insertion: its point).  Positions past the end map to the end.
+- ``.reparse(tree, parser) -> Tree``: the tree of ``text``, parsed incrementally from the tree of the original
+  (reuses every untouched subtree; use it instead of a fresh parse of ``text``).
 - ``.is_generated(offset) -> bool``: whether a rewritten character was written by the pass (not a copy).
 - ``.to_rewritten_offset(offset) -> int``: the other direction, for untouched original positions (inside a
   replaced span: the replacement's start).
@@ -118,8 +120,21 @@ class DownlevelResult:
         for e in self.edits:
             self._new_starts.append(e.start + delta)
             delta += len(e.replacement) - (e.end - e.start)
-        self._orig_lines = _line_starts(self.original)
-        self._new_lines = _line_starts(self.text) if self.edits else self._orig_lines
+        self._lines: tuple[list[int], list[int]] | None = None  # line starts, computed on first use
+
+    @property
+    def _orig_lines(self) -> list[int]:
+        return self._line_tables()[0]
+
+    @property
+    def _new_lines(self) -> list[int]:
+        return self._line_tables()[1]
+
+    def _line_tables(self) -> tuple[list[int], list[int]]:
+        if self._lines is None:
+            orig = _line_starts(self.original)
+            self._lines = (orig, _line_starts(self.text) if self.edits else orig)
+        return self._lines
 
     def to_original_offset(self, offset: int) -> int:
         offset = max(0, min(offset, len(self.text)))
@@ -157,6 +172,34 @@ class DownlevelResult:
             return ns
         return ns + len(e.replacement) + (offset - e.end)
 
+    def reparse(self, tree, parser):
+        """A tree-sitter tree of ``text``, parsed incrementally from ``tree`` (the tree of ``original``): the
+        untouched subtrees are reused, so this costs a fraction of a fresh parse."""
+        if not self.edits:
+            return tree
+        t = tree.copy()
+        orig = self.original
+        # byte offset and (row, byte column) of each edit's start and end in the original
+        info = []
+        pos, byte = 0, 0
+        for e in self.edits:
+            sb = byte + len(orig[pos:e.start].encode("utf-8"))
+            eb = sb + len(orig[e.start:e.end].encode("utf-8"))
+            info.append((sb, eb, self._point(e.start), self._point(e.end)))
+            pos, byte = e.end, eb
+        for e, (sb, eb, sp, ep) in zip(reversed(self.edits), reversed(info)):
+            rep = e.replacement.encode("utf-8")
+            nl = rep.rfind(b"\n")
+            np = (sp[0] + rep.count(b"\n"), len(rep) - nl - 1) if nl >= 0 else (sp[0], sp[1] + len(rep))
+            t.edit(start_byte=sb, old_end_byte=eb, new_end_byte=sb + len(rep), start_point=sp, old_end_point=ep,
+                   new_end_point=np)
+        return parser.parse(self.text.encode("utf-8"), t)
+
+    def _point(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._orig_lines, offset) - 1
+        start = self._orig_lines[line]
+        return line, len(self.original[start:offset].encode("utf-8"))
+
     def to_original(self, line: int, col: int) -> tuple[int, int]:
         starts = self._new_lines
         line = max(0, min(line, len(starts) - 1))
@@ -166,13 +209,9 @@ class DownlevelResult:
 
 
 def _line_starts(text: str) -> list[int]:
-    out = [0]
-    find = text.find
-    i = find("\n")
-    while i >= 0:
-        out.append(i + 1)
-        i = find("\n", i + 1)
-    return out
+    import itertools
+
+    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

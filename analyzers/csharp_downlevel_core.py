@@ -75,19 +75,20 @@ class Ctx:
     def __init__(self, text: str, tree) -> None:
         self.text = text
         self.tree = tree
-        data = text.encode("utf-8")
-        self.ascii = len(data) == len(text)
-        self._b2c: list[int] | None = None
+        self.ascii = text.isascii()
+        # byte -> char offsets for non-ASCII text: the byte starts of the non-ASCII characters and the extra bytes
+        # before each (a regex finds them at C speed; lookups bisect)
+        self._nb: list[int] = []
+        self._extra: list[int] = []
         if not self.ascii:
-            table = [0] * (len(data) + 1)
-            b = 0
-            for i, ch in enumerate(text):
-                n = len(ch.encode("utf-8"))
-                for k in range(n):
-                    table[b + k] = i
-                b += n
-            table[len(data)] = len(text)
-            self._b2c = table
+            import re
+
+            extra = 0
+            for m in re.finditer(r"[^\x00-\x7f]", text):
+                ci = m.start()
+                self._nb.append(ci + extra)
+                extra += len(m.group().encode("utf-8")) - 1
+                self._extra.append(extra)
         self.edits: list[tuple[int, int, str, Construct, tuple, int, int]] = []  # + seq, group
         self.unsupported: list[Unsupported] = []
         self.lossy: list[Unsupported] = []
@@ -104,7 +105,12 @@ class Ctx:
 
     # positions ---------------------------------------------------------------------------------------------
     def c(self, byte: int) -> int:
-        return byte if self._b2c is None else self._b2c[byte]
+        if self.ascii:
+            return byte
+        import bisect
+
+        k = bisect.bisect_left(self._nb, byte)  # non-ASCII characters starting before ``byte``
+        return byte - (self._extra[k - 1] if k else 0)
 
     def span(self, node) -> tuple[int, int]:
         return self.c(node.start_byte), self.c(node.end_byte)

@@ -28,16 +28,42 @@ BCL_VALUE_TYPES = frozenset({
     "ApartmentState", "ThreadPriority", "EventResetMode", "LazyThreadSafetyMode"})
 BCL_VALUE_TYPES = BCL_VALUE_TYPES - {"Encoding"}  # a class
 
-QUERY_KINDS = (
-    "file_scoped_namespace_declaration", "using_directive", "preproc_nullable", "nullable_type",
-    "postfix_unary_expression", "implicit_object_creation_expression", "is_pattern_expression", "switch_expression",
-    "switch_statement", "record_declaration", "record_struct_declaration", "accessor_declaration", "modifier",
-    "class_declaration", "struct_declaration", "local_declaration_statement", "using_statement",
-    "local_function_statement", "lambda_expression", "range_expression", "prefix_unary_expression",
-    "assignment_expression", "raw_string_literal", "string_literal", "interpolated_string_expression",
-    "collection_expression", "interface_declaration", "with_expression", "type_parameter_constraint",
-    "global_statement", "list_pattern", "struct_declaration", "enum_declaration", "type_parameter_constraints_clause",
-    "parameter", "function_pointer_type", "pointer_type")
+# One query per file finds every node a rule looks at; frequent kinds are narrowed to the token that makes them
+# a rewrite candidate (``!`` postfix, ``??=``, ``using`` locals ...), so C# 7 code costs one cheap query.
+QUERY_PATTERNS = (
+    "(file_scoped_namespace_declaration) @file_scoped_namespace_declaration",
+    '(using_directive "global") @using_directive',
+    "(preproc_nullable) @preproc_nullable",
+    "(nullable_type) @nullable_type",
+    '(postfix_unary_expression "!") @postfix_unary_expression',
+    "(implicit_object_creation_expression) @implicit_object_creation_expression",
+    "(is_pattern_expression) @is_pattern_expression",
+    "(switch_expression) @switch_expression",
+    "(switch_statement) @switch_statement",
+    "(record_declaration) @record_declaration",
+    '(accessor_declaration "init") @accessor_declaration',
+    '(modifier ["file" "required" "scoped" "readonly"]) @modifier',
+    "(class_declaration (parameter_list)) @class_declaration",
+    "(struct_declaration) @struct_declaration",
+    '(local_declaration_statement "using") @local_declaration_statement',
+    "(local_function_statement) @local_function_statement",
+    "(lambda_expression) @lambda_expression",
+    "(anonymous_method_expression (modifier)) @anonymous_method_expression",
+    "(range_expression) @range_expression",
+    '(prefix_unary_expression "^") @prefix_unary_expression',
+    '(assignment_expression operator: "??=") @assignment_expression',
+    "(raw_string_literal) @raw_string_literal",
+    "(string_literal (string_literal_encoding)) @string_literal",
+    "(interpolated_string_expression) @interpolated_string_expression",
+    "(collection_expression) @collection_expression",
+    "(interface_declaration) @interface_declaration",
+    "(with_expression) @with_expression",
+    "(global_statement) @global_statement",
+    "(enum_declaration) @enum_declaration",
+    "(type_parameter_constraints_clause) @type_parameter_constraints_clause",
+    "(function_pointer_type) @function_pointer_type",
+    "(pointer_type type: (identifier)) @pointer_type",
+)
 
 
 @lru_cache(maxsize=1)
@@ -53,8 +79,14 @@ def _query():
     from tree_sitter import Query
 
     lang = _language()
-    kinds = [k for k in dict.fromkeys(QUERY_KINDS) if lang.id_for_node_kind(k, True)]
-    return Query(lang, " ".join(f"({k}) @{k}" for k in kinds))
+    ok = []
+    for pattern in QUERY_PATTERNS:
+        try:  # another grammar version may lack a node kind or token: that rule then sees nothing
+            Query(lang, pattern)
+        except Exception:  # noqa: BLE001 - tree_sitter raises QueryError subclasses
+            continue
+        ok.append(pattern)
+    return Query(lang, " ".join(ok))
 
 
 def parse(text: str):
@@ -151,11 +183,16 @@ def _global_using(ctx: Ctx, caps) -> None:
 
 
 def global_using_directives(text, tree=None) -> list[str]:
+    if "global" not in text:
+        return []
     if tree is None:
         tree = parse(text)
     ctx = Ctx(text, tree)
     out = []
-    for u in _captures(tree).get("using_directive", ()):
+    # global usings are compilation-unit members (before any namespace member), so the root's children suffice
+    for u in tree.root_node.children:
+        if u.type != "using_directive":
+            continue
         g = child_of_type(u, "global")
         if g is not None:
             s, e = ctx.span(u)
@@ -423,7 +460,9 @@ def _using_declaration(ctx: Ctx, caps) -> None:
 
 def _static_modifiers(ctx: Ctx, caps) -> None:
     for n in caps.get("lambda_expression", []) + caps.get("anonymous_method_expression", []):
-        for m in children_of_type(n, "modifier"):
+        for m in n.children:
+            if m.type != "modifier":
+                continue
             if ctx.src(m) == "static":
                 ctx.new_group()
                 ctx.blank(*ctx.span(m), C.STATIC_LAMBDA)
@@ -449,11 +488,6 @@ def _misc_modifiers(ctx: Ctx, caps) -> None:
         if construct is not None:
             ctx.new_group()
             ctx.blank(*ctx.span(m), construct)
-    for p in caps.get("parameter", []):
-        for c in p.children:
-            if c.type == "scoped" or (c.type == "identifier" and ctx.src(c) == "scoped" and c != p.child_by_field_name("name")):
-                ctx.new_group()
-                ctx.blank(*ctx.span(c), C.SCOPED)
 
 
 def _ranges(ctx: Ctx, caps) -> None:
