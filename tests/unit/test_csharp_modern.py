@@ -136,3 +136,64 @@ def test_a_file_the_preprocessor_rejects_is_left_to_the_compiler_and_recorded(tm
     assert [(e.item_id, e.reason) for e in res.exclusions] in (
         [("repo/App/Broken.cs", Reason.TOOLCHAIN_CANNOT_PARSE)], [("repo/App/Broken.cs", Reason.SYNTAX_ERROR)])
     assert "preprocessor: #if on line 2 has no #endif" in res.exclusions[0].detail
+
+
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "csharp_modern"
+
+
+def _corpus_table() -> set[tuple[str, int, int, str, str]]:
+    """The corpus README's cross-file uses: (file, 1-based line, 1-based column, symbol, code)."""
+    import re
+
+    rows = set()
+    for row in (CORPUS / "README.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^\| (\w+\.cs) \| (\d+) \| (\d+) \| (\w+) \| (CS\d+) \|", row)
+        if m:
+            rows.add((m.group(1), int(m.group(2)), int(m.group(3)), m.group(4), m.group(5)))
+    return rows
+
+
+def _where_the_analyzer_puts(row, texts) -> tuple[str, int, int, str]:
+    """A reference sits at its name in the original: mcs's CS1729 points at `new`, so the name after it
+    (`new Point(...)`), or, for a target-typed `new(...)`, the type it takes where the line names it."""
+    import re
+
+    file, line, col, symbol, code = row
+    if code != "CS1729":
+        return file, line, col, symbol
+    text = texts[file].split("\n")[line - 1]
+    m = re.compile(rf"new\s+{symbol}\b").match(text, col - 1)
+    if m:
+        return file, line, m.end() - len(symbol) + 1, symbol
+    return file, line, re.search(rf"\b{symbol}\b", text).start() + 1, symbol
+
+
+def test_modern_corpus_end_to_end_exact_refs_and_cuts(tmp_path):
+    """The rewriter's corpus (one file per C# 8-12 construct, uses of Defs.cs inside and after each construct)
+    through the whole analyzer: exactly the uses the corpus README lists, at their original positions, and cuts
+    made on the original text."""
+    files = {p.name: p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.cs"))}
+    a, snap, res = _analyze(tmp_path, files)
+    assert res.exclusions == [] and res.stats["compiled_files"] == len(files)
+    assert res.stats["files_downleveled"] == len(files)  # Defs.cs too: GlobalUsings.cs's `global using` reaches it
+    got = {(r.file, r.line + 1, r.column + 1, r.symbol) for r in res.refs}
+    want = {_where_the_analyzer_puts(row, files) for row in _corpus_table()}
+    assert len(want) >= 50 and got == want
+    assert {r.defining_file for r in res.refs} == {"Defs.cs"}
+    cutter = ExampleCutter(a, snap.by_path(), "repo")
+    examples = list(cutter.run(res.refs))
+    assert len(examples) >= 45
+    for ex in examples:
+        assert ex.prompt + ex.groundtruth + ex.right_context == files[ex.metadata.file]
+        assert ex.groundtruth.startswith(ex.metadata.symbol)
+    cuts = {(ex.metadata.file, ex.metadata.groundtruth_start_lineno + 1, len(ex.prompt) - ex.prompt.rfind("\n")):
+            ex.groundtruth for ex in examples}
+    assert cuts[("TargetTypedNew.cs", 11, 13)] == "Widget local = new(Widget.Limit);"
+    assert cuts[("Records.cs", 20, 45)] == "Limit }"
+    assert cuts[("RangesAndOperators.cs", 13, 32)] == "Make();"
+    assert cuts[("Nullable.cs", 12, 24)] == "Name;"
+    assert cuts[("FileScopedNamespace.cs", 7, 32)] == "Grow();"
+    assert cuts[("FileScopedNamespace.cs", 7, 54)] == "Limit;"
+    assert cuts[("PrimaryConstructor.cs", 13, 27)] == "X;"
+    assert cuts[("Strings.cs", 13, 26)] == "Size + Widget.Limit;"
+    assert cuts[("Patterns.cs", 9, 41)] == "Size: > 1, Name: \"x\" }"
