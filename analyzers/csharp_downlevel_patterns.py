@@ -22,6 +22,9 @@ OPERAND_START_KW = frozenset({"typeof", "nameof", "default", "sizeof", "checked"
 BINARY_ARITH = frozenset({"+", "-", "*", "/", "%", "<<"})
 
 
+EQUALS = "global::System.Object.Equals"
+
+
 class Unsupportable(Exception):
     pass
 
@@ -233,11 +236,21 @@ class Emitter:
     def rep(self, i: int, text: str) -> None:
         self.ctx.edit(self.t[i].start, self.t[i].end, text, self.construct)
 
+    def simple(self, p: P) -> bool:
+        """A constant mcs reads after ``is``: one literal or name token."""
+        if p.end - p.start != 1:
+            return False
+        t = self.t[p.start]
+        return t.type == "identifier" or t.type.endswith("literal") or t.text in PREDEFINED
+
     def test(self, p: P, v: str) -> None:
         """Rewrite pattern ``p`` in place into a boolean expression about the variable ``v``."""
         k = p.kind
-        if k == "const":
+        if k == "const" and self.simple(p):
             self.ins(self.s(p.start), f"{v} is ")
+        elif k == "const":  # mcs reads ``is`` with a literal or a name only (nameof, Enum.Member... are not)
+            self.ins(self.s(p.start), f"{EQUALS}({v}, ")
+            self.ins(self.e(p.end), ")")
         elif k == "decl":  # ``v is T x`` on a value-type ``v`` is an internal error in mcs: Is(v, out T x)
             self.ctx.helpers.add(HELPER_FILE)
             self.ins(self.s(p.start), f"{HELPER}.Is({v}, out ")
@@ -318,8 +331,10 @@ class Emitter:
         and pattern (``is``, ``:``; None: an insertion right before the pattern)."""
         k = p.kind
         inner = p.kids[0] if k == "not" else None
-        if k == "const":
+        if k == "const" and self.simple(p):
             prefix, joiner, suffix = "", " is ", ""
+        elif k == "const":
+            prefix, joiner, suffix = f"{EQUALS}(", ", ", ")"
         elif k == "decl":
             prefix, joiner, suffix = f"{HELPER}.Is(", ", out ", ")"
             self.ctx.helpers.add(HELPER_FILE)
