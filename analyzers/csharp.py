@@ -155,6 +155,7 @@ class CsFileInfo:
     used: set[str] = field(default_factory=set)
     ts_error: bool = False
     tree: object = None
+    blocker_caps: dict | None = None  # the captures ``predict_blockers`` reads, taken by the scan's query
 
 
 @lru_cache(maxsize=1)
@@ -183,7 +184,8 @@ def _names_query():
     kinds = [k for k in TYPE_DECLS if lang.id_for_node_kind(k, True)]  # older grammars lack some kinds
     src = " ".join(f"({k} name: (_) @local)" for k in kinds)
     src += (" (type_parameter name: (_) @local) (identifier) @id (using_directive) @skip"
-            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip)")
+            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip) "
+            + BLOCKER_PATTERNS)
     return Query(lang, src)
 
 
@@ -245,6 +247,7 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(_names_query()).captures(root)
+    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
     info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
     skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
     spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]
@@ -409,11 +412,12 @@ MEMBER_DECLS = ("method_declaration", "property_declaration", "indexer_declarati
 def _blocker_query():
     from tree_sitter import Query
 
-    return Query(_cs_language(), "(class_declaration) @type (record_declaration) @type"
-                                 " (explicit_interface_specifier) @explicit"
-                                 " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
-                                 " (indexer_declaration (modifier) @mod)"
-                                 " (qualified_name qualifier: (identifier) @qualifier)")
+    return Query(_cs_language(), BLOCKER_PATTERNS)
+
+
+BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
+                    " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
+                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)")
 
 
 SIGNATURE_SKIP = frozenset({"block", "arrow_expression_clause", "accessor_list", "attribute_list"})
@@ -512,7 +516,7 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
         text = texts.get(path)
         if text is None or infos[path].tree is None or not any(n in text for n in stub_names):
             continue
-        caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        caps = infos[path].blocker_caps or QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
         for mod in caps.get("mod", ()):
             if mod.text != b"override":
                 continue
@@ -557,7 +561,7 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
         if not stubs or ("override" not in text and not any(
                 t.kind == "interface" and f"{n}." in text for n, t in stubs.items())):
             continue  # neither an override nor a qualified name of a stubbed interface: nothing to look at
-        caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        caps = infos[path].blocker_caps or QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
         for spec in caps.get("explicit", ()):
             name = next((n for n in (_simple_type_name(c) for c in spec.children) if n), None)
             top = _top_type(spec)
@@ -873,8 +877,11 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str, back=None) -> CrossFil
     return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
 
 
+_WORD = re.compile(r"\w+")
+
+
 def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: dict[str, str],
-                cache: dict[tuple[str, str], bool] | None = None) -> str | None:
+                cache: dict | None = None) -> str | None:
     """The project file declaring ``member`` of ``t`` (its own, else a project base type's); None when only a
     framework base type can have it (``Exception.Message``), which is not cross-file knowledge.  ``cache`` keeps
     the (file, member) searches of one analysis (the same member is looked up from many files)."""
@@ -884,7 +891,11 @@ def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: d
         key = (file, member)
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = re.search(rf"\b{re.escape(member)}\b", texts.get(file, "")) is not None
+            # a whole-word occurrence, as `\bmember\b`: one set of the file's words instead of a regex per member
+            words = cache.get((file, None))
+            if words is None:
+                words = cache[(file, None)] = frozenset(_WORD.findall(texts.get(file, "")))
+            hit = cache[key] = member.lstrip("@") in words
         return hit
 
     queue, seen = [t], {t.fqn}
