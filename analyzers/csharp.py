@@ -1,10 +1,19 @@
 """C#: file-local stub types, one compile of the original tree and one of the stubbed tree, diff.
 
+What both compiles see is the *analysed copy* of each file (``csharp_copy``): the C# preprocessor evaluated
+(``csharp_preprocess``: inactive ``#if`` branches and directive lines blanked, every position kept, with the
+symbols the project's ``*.csproj`` gives, read as data by ``csharp_project``), then, for mcs only, the down-level
+pass (``csharp_downlevel``: C# 8-12 rewritten into the C# 7 mcs reads, with an exact edit map; the project's
+``global using`` directives and the SDK's implicit usings placed in every file).  Every diagnostic position maps
+back through the stub insertions and the edit map to the original text, where references are reported and
+examples cut.  A construct the pass cannot rewrite is a recorded ``unsupported_syntax`` exclusion naming it.
+
 C# has no per-file imports of project classes, so for each file the stubs replace the project types declared in
 *other* files that it names (CrossCodeEval's dummy class in place of the real one).  As for Java, the stubs are
 empty nested types appended right before the closing brace of each of the file's top-level classes and structs
 (same line, so no position before them moves): a nested type shadows namespace and ``using``-imported types inside
-the class body.  Parts of one ``partial`` type share their members, so their stubs are merged into one part.
+the class body.  Parts of one ``partial`` type share their members, so their stubs are merged into one part; a
+name that is also a member of the host type (``PyType PyType => ...``) gets no stub.
 
 Compilers:
 - ``mcs`` (mono, C# up to 7.x): one ``--parse`` pass finds the files it cannot read (recorded as
@@ -13,15 +22,19 @@ Compilers:
   NuGet type in a signature, a missing ``using`` namespace), so the original tree first gets a *shim*: empty
   namespaces and placeholder types for every name mcs reports missing at declaration level, and ``override``
   blanked where the base is a placeholder; both trees are compiled with the same shim, so the diff stays sound.
+  A declaration mcs rejects itself (no placeholder helps) stops it before every body of the tree: those files are
+  recorded (``toolchain_cannot_parse``, "mcs rejects a declaration") and left out of both trees.
   Speed (the two whole-tree compiles are the floor; ``bench/analyzer_csharp.py`` measures against it): the parse
   pass runs while tree-sitter scans, each shim round compiles the original and the stubbed tree side by side (the
   stubbed result of the round that reaches the method bodies is the one kept), a missing qualified name gets all
   its placeholders in one round, and stubs sure to break a declaration (a nested type overriding a member of a
-  stubbed class...) are left out up front; a stubbed recompile without the offending files' stubs remains only
-  for a stubbed compile that still stopped before the bodies.  ``parallel=1, predict=False`` is the plain
-  step-by-step reference.
-- Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH: it parses current C# and checks
-  every body whatever fails elsewhere, so no parse pass and no shim are needed.
+  stubbed class, an override whose signature names a stub the base member does not see...) are left out up
+  front; stubbed recompiles without the offending files' stubs remain only for a stubbed compile that still
+  stopped before the bodies.  ``parallel=1, predict=False`` is the plain step-by-step reference.
+- Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH (the first choice): it parses
+  current C# and checks every body whatever fails elsewhere, so no parse pass, no shim and no down-level pass are
+  needed; it gets the preprocessed copy too, and the implicit usings as one generated file of ``global using``
+  directives.
 """
 
 from __future__ import annotations

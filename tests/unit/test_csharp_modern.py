@@ -197,3 +197,13 @@ def test_modern_corpus_end_to_end_exact_refs_and_cuts(tmp_path):
     assert cuts[("PrimaryConstructor.cs", 13, 27)] == "X;"
     assert cuts[("Strings.cs", 13, 26)] == "Size + Widget.Limit;"
     assert cuts[("Patterns.cs", 9, 41)] == "Size: > 1, Name: \"x\" }"
+
+
+def test_a_construct_the_pass_cannot_rewrite_is_a_named_exclusion(tmp_path):
+    # top-level statements (C# 9) have no C# 7 form that keeps the file's positions and meaning
+    program = "using Acme.Lib;\n\nvar w = Widget.Create();\nw.Draw();\n"
+    app = "using Acme.Lib;\nnamespace Acme.App { public class P { public void Run() { Widget.Create(); } } }\n"
+    _, _, res = _analyze(tmp_path, {"Lib/Widget.cs": LIB, "Program.cs": program, "App/P.cs": app})
+    assert [(e.item_id, e.reason, e.detail) for e in res.exclusions] == [
+        ("repo/Program.cs", Reason.UNSUPPORTED_SYNTAX, "unsupported_syntax:top_level_statements line 3")]
+    assert _refs(res, "App/P.cs") == [(1, 65, "Create")] and not _refs(res, "Program.cs")
