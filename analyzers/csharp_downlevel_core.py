@@ -176,6 +176,7 @@ class Ctx:
         """Sorted, non-overlapping edits; a rewrite (group) any of whose edits overlaps an accepted one is dropped
         whole and recorded as unsupported."""
         order = sorted(self.edits, key=lambda e: (e[0], e[1], e[5]))
+        order = self._drop_blanked(order)
         bad_groups: set[int] = set()
         while True:
             accepted, end, new_bad = [], 0, set()
@@ -190,12 +191,36 @@ class Ctx:
             fresh = new_bad - bad_groups
             if not fresh:
                 break
+            recorded = set()
             for e in order:
-                if e[6] in fresh:
+                if e[6] in fresh and e[6] not in recorded:
+                    recorded.add(e[6])
                     self.unsupported_at(e[0], e[3])
-                    break
             bad_groups |= fresh
         return self._wrap([Edit(s, e, r, c, a) for s, e, r, c, a, _, _ in accepted])
+
+    def _drop_blanked(self, order):
+        """A rewrite lying wholly inside text another rewrite blanks (a record's parameter list, whose copies
+        already carry the fix) has nothing left to act on: dropped without a record."""
+        import bisect
+
+        blanks = sorted((e[0], e[1], e[6]) for e in order if e[1] > e[0] and not e[2].strip())
+        if not blanks:
+            return order
+        starts = [b[0] for b in blanks]
+
+        def inside(e) -> bool:
+            k = bisect.bisect_right(starts, e[0])
+            for bs, be, g in blanks[max(0, k - 8):k]:
+                if g != e[6] and bs <= e[0] and e[1] <= be and not (e[0] == e[1] and e[0] in (bs, be)):
+                    return True
+            return False
+
+        groups: dict[int, bool] = {}
+        for e in order:
+            groups[e[6]] = groups.get(e[6], True) and inside(e)
+        gone = {g for g, all_inside in groups.items() if all_inside}
+        return [e for e in order if e[6] not in gone] if gone else order
 
     WRAP_AT = 120
     NO_BREAK = frozenset({Construct.RAW_STRING, Construct.UTF8_STRING, Construct.NULLABLE_DIRECTIVE})

@@ -94,7 +94,9 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
                     rep.lit("[").copy(ctx.span(target)[1], ctx.span(a)[1]).lit(" ")
             rep.lit("public ")
         else:
-            rep.lit("private ")
+            # static: member initializers may read primary-constructor parameters (C# 12); an instance field there
+            # would be CS0236, and nothing ever runs, so the constructor need not assign them
+            rep.lit("private static ")
         _param_type_rep(ctx, rep, p)
         readonly = any(ctx.src(m) == "readonly" for m in children_of_type(decl, "modifier"))
         rep.lit(" ").copy(*ctx.span(pn)).lit((" { get; }\n" if readonly else " { get; set; }\n") if properties else ";\n")
@@ -110,7 +112,7 @@ def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool,
     elif is_struct:
         rep.lit(" : this()")
     rep.lit(" {")
-    for p in params:
+    for p in params if properties else ():
         pn = p.child_by_field_name("name")
         if pn is not None and ctx.src(pn) not in declared:
             n = ctx.src(pn)
@@ -312,7 +314,17 @@ def _local_function(ctx: Ctx, f) -> None:
         ctx.insert(ctx.span(body)[1], ";", C.LOCAL_FUNCTION)
 
 
+_INTERFACE_MODIFIERS = frozenset({"public", "private", "protected", "internal", "virtual", "abstract", "sealed",
+                                  "extern", "partial"})
+
+
 def default_interface_members(ctx: Ctx, caps) -> None:
+    """An interface member with a body (C# 8), a static member or an access modifier: mcs rejects them all.  The
+    members with bodies and the static ones leave the interface (a declaration left there would make every
+    implementer relying on the default fail with CS0535, at declaration level) for an abstract class next to it,
+    with abstract copies of the other members so the bodies resolve what they call.  An instance method also gets
+    an extension method of the same signature on the interface (top-level interfaces), so calls through the
+    interface still resolve -- and fail against a stub of it, as a cross-file use should."""
     for i in caps.get("interface_declaration", []):
         body = i.child_by_field_name("body") or child_of_type(i, "declaration_list")
         if body is None:
@@ -325,37 +337,38 @@ def default_interface_members(ctx: Ctx, caps) -> None:
             static = any(ctx.src(x) == "static" for x in children_of_type(m, "modifier"))
             if has_body or static or m.type in ("field_declaration", "operator_declaration",
                                                 "conversion_operator_declaration", "constructor_declaration"):
-                moved.append((m, static or m.type != "method_declaration" and m.type != "property_declaration"
-                              and m.type != "indexer_declaration" and m.type != "event_declaration"))
-        if not moved:
+                moved.append(m)
+        moved_ids = {m.id for m in moved}
+        extra = [x for m in body.named_children if m.id not in moved_ids
+                 for x in children_of_type(m, "modifier") if ctx.src(x) in _INTERFACE_MODIFIERS]
+        if not moved and not extra:
             continue
         ctx.new_group()
-        name = i.child_by_field_name("name")
-        helper = Rep(ctx).lit(f" internal abstract class {ctx.fresh('dim')}")
+        for x in extra:
+            ctx.blank(*ctx.span(x), C.DEFAULT_INTERFACE_MEMBER)
+        if not moved:
+            continue
         tps = child_of_type(i, "type_parameter_list")
+        clauses = children_of_type(i, "type_parameter_constraints_clause")
+        helper = Rep(ctx).lit(f" internal abstract class {ctx.fresh('dim')}")
         if tps is not None:
             helper.copy(*ctx.span(tps))
-        for cl in children_of_type(i, "type_parameter_constraints_clause"):
+        for cl in clauses:
             helper.lit(" ").copy(*ctx.span(cl))
         helper.lit(" {")
-        for m, drop in moved:
+        ext = Rep(ctx)
+        for m in moved:
             ms, me = ctx.span(m)
             mods = children_of_type(m, "modifier")
-            start = max([ctx.span(x)[1] for x in mods], default=ms)
-            attrs_end = max([ctx.span(a)[1] for a in children_of_type(m, "attribute_list")], default=ms)
-            start = max(start, attrs_end)
+            start = max([ctx.span(x)[1] for x in mods + children_of_type(m, "attribute_list")], default=ms)
             static = any(ctx.src(x) == "static" for x in mods)
-            abstract = any(ctx.src(x) == "abstract" for x in mods)
-            if not abstract:
+            if not any(ctx.src(x) == "abstract" for x in mods):
                 helper.lit("\n public " + ("static " if static else ""))
                 helper.copy_edited(start, me)
+                if m.type == "method_declaration" and not static:
+                    _extension(ctx, ext, i, m, tps, clauses)
             ctx.drop_inside(ms, me)
-            if drop or static or abstract:
-                ctx.blank(ms, me, C.DEFAULT_INTERFACE_MEMBER)
-                continue
-            _strip_bodies(ctx, m)
-        # the interface's other members, abstract, so that the moved bodies still resolve calls to them
-        moved_ids = {m.id for m, _ in moved}
+            ctx.blank(ms, me, C.DEFAULT_INTERFACE_MEMBER)
         for m in body.named_children:
             if m.id in moved_ids or m.type not in ("method_declaration", "property_declaration",
                                                    "indexer_declaration", "event_declaration",
@@ -366,41 +379,38 @@ def default_interface_members(ctx: Ctx, caps) -> None:
             start = max([ctx.span(x)[1] for x in mods], default=ms)
             helper.lit("\n public abstract ").copy_edited(start, me)
         helper.lit(" }")
-        _ = name
+        top_level = i.parent is not None and (i.parent.type == "compilation_unit" or (
+            i.parent.type == "declaration_list" and i.parent.parent is not None
+            and i.parent.parent.type == "namespace_declaration")) or (
+            i.parent is not None and i.parent.type == "compilation_unit")
+        if ext.parts and top_level:
+            helper.lit(f"\n internal static class {ctx.fresh('ext')} {{").copy_pieces(_rep_pieces(ext)).lit(" }")
         ctx.edit(ctx.span(i)[1], ctx.span(i)[1], helper, C.DEFAULT_INTERFACE_MEMBER)
 
 
-def _strip_bodies(ctx: Ctx, m) -> None:
-    """An interface member's bodies -> ``;`` / ``{ get; }`` in place (newlines kept)."""
-    body = m.child_by_field_name("body")
-    arrow = child_of_type(m, "arrow_expression_clause")
-    if m.type == "method_declaration":
-        node = body if body is not None else arrow
-        if node is None:
-            return
-        s, e = ctx.span(node)
-        ctx.blank(s, e, C.DEFAULT_INTERFACE_MEMBER)
-        if node.type == "block":
-            ctx.edits.pop()
-            seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s + 1:e])
-            ctx.edit(s, e, ";" + seg, C.DEFAULT_INTERFACE_MEMBER)
+def _extension(ctx: Ctx, rep: Rep, iface, m, tps, clauses) -> None:
+    """``R M<U>(P p)`` of interface ``I<T>`` -> ``public static R M<T, U>(this I<T> __self, P p) { throw null; }``."""
+    ret = m.child_by_field_name("returns") or m.child_by_field_name("type")
+    name = m.child_by_field_name("name")
+    plist = m.child_by_field_name("parameters") or child_of_type(m, "parameter_list")
+    if ret is None or name is None or plist is None:
         return
-    if arrow is not None:  # int P => x;  ->  int P { get; }
-        s, e = ctx.span(arrow)
-        seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s:e])
-        ctx.edit(s, e, "{ get; }" + seg[8:] if len(seg) >= 8 else "{ get; }", C.DEFAULT_INTERFACE_MEMBER)
-        semi = [c for c in m.children if c.type == ";"]
-        if semi:
-            ctx.blank(*ctx.span(semi[-1]), C.DEFAULT_INTERFACE_MEMBER)
-        return
-    al = child_of_type(m, "accessor_list")
-    for a in children_of_type(al, "accessor_declaration") if al is not None else ():
-        b = child_of_type(a, "block", "arrow_expression_clause")
-        if b is None:
-            continue
-        s, e = ctx.span(b)
-        seg = "".join(ch if ch in "\r\n" else " " for ch in ctx.text[s:e])
-        semi = [c for c in a.children if c.type == ";"]
-        if semi:
-            ctx.blank(*ctx.span(semi[-1]), C.DEFAULT_INTERFACE_MEMBER)
-        ctx.edit(s, e, ";" + seg[1:], C.DEFAULT_INTERFACE_MEMBER)
+    mtps = m.child_by_field_name("type_parameters") or child_of_type(m, "type_parameter_list")
+    itp = [ctx.src(t.child_by_field_name("name") or t) for t in tps.named_children
+           if t.type == "type_parameter"] if tps is not None else []
+    mtp = [ctx.src(t.child_by_field_name("name") or t) for t in mtps.named_children
+           if t.type == "type_parameter"] if mtps is not None else []
+    rep.lit("\n public static ").copy_pieces(_rep_pieces(type_pieces(ctx, ret))).lit(" ").copy(*ctx.span(name))
+    if itp or mtp:
+        rep.lit("<" + ", ".join(itp + mtp) + ">")
+    rep.lit("(this ").copy(*ctx.span(iface.child_by_field_name("name")))
+    if itp:
+        rep.lit("<" + ", ".join(itp) + ">")
+    rep.lit(" __self")
+    inner = ctx.text[ctx.span(plist)[0] + 1:ctx.span(plist)[1] - 1]
+    if inner.strip():
+        rep.lit(", ").copy_edited(ctx.span(plist)[0] + 1, ctx.span(plist)[1] - 1)
+    rep.lit(")")
+    for cl in clauses + children_of_type(m, "type_parameter_constraints_clause"):
+        rep.lit(" ").copy(*ctx.span(cl))
+    rep.lit(" { throw null; }")

@@ -87,6 +87,8 @@ class Parser:
         if tx == "[":
             raise Unsupportable("list pattern")
         if tx == "var":
+            if self.text(i + 1) == "_":
+                return P("discard", i, i + 2, i), i + 2
             if self.t[i + 1].type == "identifier" if i + 1 < self.limit else False:
                 return P("var", i, i + 2, i), i + 2
             raise Unsupportable("var deconstruction pattern")
@@ -107,8 +109,12 @@ class Parser:
             return self._rec_tail(P("rec", i, i, type_end=i), i)
         j = self.operand(i)
         nx = self.text(j)
-        if nx == "(":
-            raise Unsupportable("typed positional pattern")
+        if nx == "(":  # ``Type(p1, p2)``: a Deconstruct mcs cannot call; the type is tested, the items are lossy
+            inner, k = self.pattern(j + 1)
+            items, k = self._positional_rest(j, inner, k) if self.text(k) == "," else ((j, k, [inner]), k + 1)
+            if self.text(k - 1) != ")":
+                raise Unsupportable("typed positional pattern not closed")
+            return self._rec_tail(P("rec", i, k, type_end=j, positional=items), k)
         if nx == "{":
             return self._rec_tail(P("rec", i, j, type_end=j), j)
         if self._is_designation(j):
@@ -236,6 +242,14 @@ class Emitter:
     def rep(self, i: int, text: str) -> None:
         self.ctx.edit(self.t[i].start, self.t[i].end, text, self.construct)
 
+    def type_like(self, p: P) -> bool:
+        """A constant pattern that can only be a type: names, dots and type arguments, no literal."""
+        if p.kind != "const":
+            return False
+        toks = self.t[p.start:p.end]
+        return bool(toks) and all(t.type == "identifier" or t.text in PREDEFINED or t.text in (".", "<", ">", ",", "?", "[", "]", "::")
+                                  for t in toks) and (toks[0].text in PREDEFINED or len(toks) == 1 or "<" in {t.text for t in toks})
+
     def simple(self, p: P) -> bool:
         """A constant mcs reads after ``is``: one literal or name token."""
         if p.end - p.start != 1:
@@ -260,11 +274,23 @@ class Emitter:
             self.ins(self.e(p.end), ")")
         elif k == "discard":
             self.rep(p.start, "true")
+            if p.end - p.start == 2:
+                self.ctx.blank(self.t[p.start + 1].start, self.t[p.start + 1].end, self.construct)
         elif k == "rel":
             self.ins(self.s(p.start), f"{v} ")
         elif k == "not":
             self.rep(p.op, "!(")
             self.test(p.kids[0], v)
+            self.ins(self.e(p.end), ")")
+        elif k == "and" and self.type_like(p.kids[0]):
+            # ``T and P``: P sees the value as a T (``int and > 0``)
+            n = self.ctx.fresh("n")
+            left = p.kids[0]
+            self.ctx.helpers.add(HELPER_FILE)
+            self.ins(self.s(left.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.ins(self.e(left.end), f" {n})")
+            self.rep(p.op, "&&")
+            self.test(p.kids[1], n)
             self.ins(self.e(p.end), ")")
         elif k in ("and", "or"):
             self.ins(self.s(p.start), "(", prio=-1)
@@ -281,11 +307,33 @@ class Emitter:
 
     def rec(self, p: P, v: str) -> None:
         typed = p.type_end > p.start
-        if p.positional and (typed or p.props):
-            raise Unsupportable("positional pattern with a type or properties")
+        if p.positional and p.props:
+            raise Unsupportable("positional pattern with properties")
         desig = self.ctx.renames.get(self.t[p.desig].start, self.t[p.desig].text) if p.desig >= 0 else None
         if p.desig >= 0:
             self.ctx.blank(self.t[p.desig].start, self.t[p.desig].end, self.construct)
+        if p.positional and typed:
+            # mcs cannot call a user Deconstruct: the type is tested, each item is matched against a dynamic value
+            # (its variables become dynamic; its constants and types stay visible)
+            open_i, close_i, items = p.positional
+            base = desig or self.ctx.fresh("p")
+            self.ctx.helpers.add(HELPER_FILE)
+            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.rep(open_i, f" {base}) && (")
+            for item in items:
+                if item.kind == "var":  # ``var x`` -> an object x (its type is the Deconstruct's, unknown here)
+                    self.ins(self.s(item.start), f"{HELPER}.Bind<object>(null, out ", prio=-1)
+                    self.ins(self.e(item.end), ")")
+                elif item.kind == "discard":
+                    self.test(item, "null")
+                else:
+                    self.applied(item, self.s(item.start), None, "(object)null")
+            for i in range(open_i + 1, close_i):
+                if self.t[i].text == "," and self._depth_zero(open_i, i):
+                    self.rep(i, "&&")
+            self.rep(close_i, "))")
+            self.ctx.lossy_at(self.s(p.start), C.PATTERN)
+            return
         if p.positional:
             open_i, close_i, items = p.positional
             head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
@@ -342,7 +390,7 @@ class Emitter:
             prefix, joiner, suffix = "", " ", ""
         elif k == "discard":
             prefix, joiner, suffix = "", " is object || true ", ""
-            self.ctx.blank(self.t[p.start].start, self.t[p.start].end, self.construct)
+            self.ctx.blank(self.t[p.start].start, self.t[p.end - 1].end, self.construct)
         elif inner is not None and inner.kind in ("const", "decl", "var"):
             prefix, joiner, suffix = "!(", " is ", ")"
             self.ctx.blank(self.t[p.op].start, self.t[p.op].end, self.construct)

@@ -137,8 +137,10 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
 
 def _local_value_types(ctx, caps) -> frozenset[str]:
     names = set()
-    for kind in ("struct_declaration", "enum_declaration", "record_struct_declaration"):
+    for kind in ("struct_declaration", "enum_declaration", "record_declaration"):
         for n in caps.get(kind, []):
+            if kind == "record_declaration" and child_of_type(n, "struct") is None:
+                continue
             name = n.child_by_field_name("name")
             if name is not None:
                 names.add(ctx.src(name))
