@@ -65,6 +65,9 @@ KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS042
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
 SHIM_FILE = "__benchsmith_shim__.cs"
 MAX_SHIM_ROUNDS = 4
+# .NET Standard 2.0 assemblies current code takes for granted (System.Numerics.BigInteger, dynamic) that mcs does
+# not reference by default; each is referenced where this machine's mono has it (``tool_versions`` says which).
+MCS_EXTRA_REFERENCES = ("System.Numerics.dll", "Microsoft.CSharp.dll")
 MAX_STUBBED_RECOMPILES = 3
 MAX_REJECT_ROUNDS = 2  # compiles again without the files whose declarations mcs itself rejects
 UNSUPPORTED_PREFIX = "unsupported_syntax:"  # an UNSUPPORTED_SYNTAX exclusion's detail names the construct after it
@@ -1040,7 +1043,16 @@ class CSharpAnalyzer(Analyzer):
         if kind is Compiler.CSC and roslyn is not None:
             return {"csc": PurePosixPath(roslyn.csc_dll).parent.parent.parent.name}
         v = _mcs_version(self.mcs, which(self.mcs) or "")
-        return {"mcs": v} if v else {}
+        out = {"mcs": v} if v else {}
+        refs = self._references()
+        if refs:
+            out["mcs_references"] = ",".join(refs)  # what this machine's mono has: part of the toolchain
+        return out
+
+    def _references(self) -> tuple[str, ...]:
+        if self.options.backend.value != "local":
+            return ()
+        return _mcs_references(self.mcs, which(self.mcs) or "")
 
     # -- compiler calls --------------------------------------------------------------------------------------
     def _rsp(self, path: Path, args: Iterable[str], files: Iterable[str]) -> None:
@@ -1304,7 +1316,8 @@ class CSharpAnalyzer(Analyzer):
         if kind is Compiler.CSC and roslyn is not None:
             return self._csc(roslyn, tree, files, rsp, known, out)
         container = self.options.backend.value != "local"
-        return self._mcs(tree, files, rsp, (*MCS_OPTIONS, *self._define_args()), known,
+        return self._mcs(tree, files, rsp, (*MCS_OPTIONS, *self._define_args(),
+                                            *(f"-r:{r}" for r in self._references())), known,
                          f"/tmp/benchsmith-{tree.name}.dll" if container else str(out))
 
     def _parse_run(self, tree: Path, files: list[str], workdir: Path, known: set[str]) -> CompileOutcome:
@@ -1432,6 +1445,27 @@ def _original_line(prepared: Prepared | None, path: str, texts: dict[str, str], 
         return d.line
     off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
     return _position(copy.original, off)[0] + 1
+
+
+@lru_cache(maxsize=None)
+def _mcs_references(mcs: str, resolved: str) -> tuple[str, ...]:
+    """``MCS_EXTRA_REFERENCES`` this mcs finds (mono packages each assembly apart; a missing one would fail every
+    compile), probed once per process with an empty program."""
+    import tempfile
+
+    found: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="benchsmith-mcs-") as d:
+        src = Path(d) / "probe.cs"
+        src.write_text("class BenchsmithProbe { }\n", encoding="utf-8")
+        for ref in MCS_EXTRA_REFERENCES:
+            try:
+                res = run([mcs, "-target:library", "-nowarn:0", f"-r:{ref}", f"-out:{d}/probe.dll", str(src)],
+                          timeout=60, env=utf8_env())
+            except ToolMissing:
+                return ()
+            if res.returncode == 0 and not res.timed_out:
+                found.append(ref)
+    return tuple(found)
 
 
 @lru_cache(maxsize=None)

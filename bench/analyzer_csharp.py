@@ -54,10 +54,14 @@ def sdist(spec: str) -> tuple[str, str]:
     return spec, f"{name}-{version}.tar.gz"
 
 
+OPTIONS: list[str] = []  # the analyzer's own mcs options (read from its response file), so the floors match it
+
+
 def _rsp(path: Path, files, out: Path) -> Path:
     from benchsmith.analyzers.csharp import MCS_OPTIONS
 
-    path.write_text("\n".join([*MCS_OPTIONS, f"-out:{out}", *(f'"{f}"' for f in files)]) + "\n")
+    options = OPTIONS or list(MCS_OPTIONS)
+    path.write_text("\n".join([*options, f"-out:{out}", *(f'"{f}"' for f in files)]) + "\n")
     return path
 
 
@@ -122,8 +126,9 @@ def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> d
     fast.tool_versions()  # `mcs --version` is cached per process: keep it out of the first timed run
     result = fast.analyze(snap, work)  # the final trees the floors compile
     # the files the analyzer compiled (its response file; files mcs could not parse stay on disk, unlisted)
-    shimmed = sorted(line[1:-1] for line in (work / "original.rsp").read_text(encoding="utf-8").splitlines()
-                     if line[:1] in "\"'" and line)
+    lines = (work / "original.rsp").read_text(encoding="utf-8").splitlines()
+    shimmed = sorted(line[1:-1] for line in lines if line[:1] in "\"'" and line)
+    OPTIONS[:] = [line for line in lines if line.startswith("-") and not line.startswith("-out:")]
     c_rsp, d_rsp = _rsp(tmp / "c.rsp", shimmed, tmp / "c.dll"), _rsp(tmp / "d.rsp", shimmed, tmp / "d.dll")
     all_files = sorted(f.path for f in snap.files)
     write_tree(tmp / "plain-stubbed", {f.path: f.text for f in snap.files})
