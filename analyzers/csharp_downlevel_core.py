@@ -137,18 +137,25 @@ class Ctx:
         self.group += 1
         return self.group
 
-    def edit(self, start: int, end: int, replacement, construct: Construct, prio: int = 0) -> None:
+    def edit(self, start: int, end: int, replacement, construct: Construct, prio: int = 0,
+             span: tuple[int, int] | None = None) -> None:
         if isinstance(replacement, Rep):
             rep, anchors = replacement.text(), tuple(replacement.anchors)
         else:
             rep, anchors = replacement, ()
         if rep == self.text[start:end]:
             return
-        # prio < 0: an insertion that must precede the other insertions at the same point (an outer prefix)
-        self.edits.append((start, end, rep, construct, anchors, (prio, next(self._seq)), self.group))
+        # Insertions at one point: prio < 0 first (prefixes), then by nesting: ``span`` is the original extent the
+        # inserted text opens (insertion at its start) or closes (at its end); the outer opener goes first and the
+        # inner closer goes first, whichever rewrite made them first.
+        nest = 0
+        if span is not None:
+            nest = -span[1] if span[0] == start else -span[0]
+        self.edits.append((start, end, rep, construct, anchors, (prio, nest, next(self._seq)), self.group))
 
-    def insert(self, at: int, s: str, construct: Construct, prio: int = 0) -> None:
-        self.edit(at, at, s, construct, prio)
+    def insert(self, at: int, s: str, construct: Construct, prio: int = 0,
+               span: tuple[int, int] | None = None) -> None:
+        self.edit(at, at, s, construct, prio, span)
 
     def drop_inside(self, start: int, end: int) -> None:
         """Forget the edits of other rewrites inside ``[start, end)`` (their text moved elsewhere)."""

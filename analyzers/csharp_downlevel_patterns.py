@@ -236,8 +236,10 @@ class Emitter:
     def e(self, i: int) -> int:
         return self.t[i - 1].end  # end of the token before index i
 
-    def ins(self, at: int, text: str, prio: int = 0) -> None:
-        self.ctx.insert(at, text, self.construct, prio)
+    def ins(self, at: int, text: str, prio: int = 0, p: P | None = None) -> None:
+        """Insert at ``at``; ``p``: the pattern the text opens or closes (orders nested insertions)."""
+        span = (self.s(p.start), self.e(p.end)) if p is not None else None
+        self.ctx.insert(at, text, self.construct, prio, span)
 
     def rep(self, i: int, text: str) -> None:
         self.ctx.edit(self.t[i].start, self.t[i].end, text, self.construct)
@@ -264,14 +266,14 @@ class Emitter:
             self.ins(self.s(p.start), f"{v} is ")
         elif k == "const":  # mcs reads ``is`` with a literal or a name only (nameof, Enum.Member... are not)
             self.ins(self.s(p.start), f"{EQUALS}({v}, ")
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k == "decl":  # ``v is T x`` on a value-type ``v`` is an internal error in mcs: Is(v, out T x)
             self.ctx.helpers.add(HELPER_FILE)
             self.ins(self.s(p.start), f"{HELPER}.Is({v}, out ")
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k == "var":  # ``is var`` makes mcs fail on value types: Bind(v, out var x)
             self.ins(self.s(p.start), f"{HELPER}.Bind({v}, out ")
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k == "discard":
             self.rep(p.start, "true")
             if p.end - p.start == 2:
@@ -281,23 +283,23 @@ class Emitter:
         elif k == "not":
             self.rep(p.op, "!(")
             self.test(p.kids[0], v)
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k == "and" and self.type_like(p.kids[0]):
             # ``T and P``: P sees the value as a T (``int and > 0``)
             n = self.ctx.fresh("n")
             left = p.kids[0]
             self.ctx.helpers.add(HELPER_FILE)
-            self.ins(self.s(left.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.ins(self.s(left.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
             self.ins(self.e(left.end), f" {n})")
             self.rep(p.op, "&&")
             self.test(p.kids[1], n)
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k in ("and", "or"):
-            self.ins(self.s(p.start), "(", prio=-1)
+            self.ins(self.s(p.start), "(", prio=-1, p=p)
             self.test(p.kids[0], v)
             self.rep(p.op, "&&" if k == "and" else "||")
             self.test(p.kids[1], v)
-            self.ins(self.e(p.end), ")")
+            self.ins(self.e(p.end), ")", p=p)
         elif k == "paren":
             self.test(p.kids[0], v)
         elif k == "rec":
@@ -318,7 +320,7 @@ class Emitter:
             open_i, close_i, items = p.positional
             base = desig or self.ctx.fresh("p")
             self.ctx.helpers.add(HELPER_FILE)
-            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
             self.rep(open_i, f" {base}) && (")
             for item in items:
                 if item.kind == "var":  # ``var x`` -> an object x (its type is the Deconstruct's, unknown here)
@@ -350,7 +352,7 @@ class Emitter:
             base = desig or self.ctx.fresh("p")
             # ``Is(v, out Type base) && (...)``, the type in place
             self.ctx.helpers.add(HELPER_FILE)
-            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1)
+            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
             self.rep(open_i, f" {base}) && (" + ("" if items else "true"))
         else:
             base = v
@@ -399,14 +401,14 @@ class Emitter:
             prefix, joiner, suffix = f"({HELPER}.Bind(", f", out var {v}) && (", "))"
             self.ctx.helpers.add(HELPER_FILE)
             self.test(p, v)
+        whole = (subject_at, self.e(p.end))
+        self.ctx.insert(subject_at, prefix + subject_prefix, self.construct, -1, whole)
         if join_i is None:
-            self.ins(subject_at, prefix + subject_prefix, prio=-1)
             self.ins(self.s(p.start), joiner, prio=-1)
         else:
-            self.ins(subject_at, prefix + subject_prefix, prio=-1)
             self.rep(join_i, joiner)
         if suffix:
-            self.ins(self.e(p.end), suffix)
+            self.ctx.insert(whole[1], suffix, self.construct, 0, whole)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -477,7 +479,7 @@ def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
     toks = ctx.tokens()
     em = Emitter(ctx, toks, C.SWITCH_EXPRESSION)
     ctx.helpers.add(HELPER_FILE)
-    ctx.insert(ctx.span(subject)[0], f"({HELPER}.Bind(", C.SWITCH_EXPRESSION, prio=-1)
+    ctx.insert(ctx.span(subject)[0], f"({HELPER}.Bind(", C.SWITCH_EXPRESSION, prio=-1, span=ctx.span(n))
     ctx.edit(*ctx.span(kw), f", out var {v}) ?", C.SWITCH_EXPRESSION)
     ctx.edit(*ctx.span(ob), "(", C.SWITCH_EXPRESSION)
     trailing = False
@@ -552,17 +554,18 @@ def _arm(ctx: Ctx, em: Emitter, arm, v: str, seen: set[str] | None = None) -> No
         raise Unsupportable("arm pattern not understood")
     if seen is not None:
         _rename_duplicates(ctx, toks, p, arm, seen)
-    em.ins(em.s(p.start), "(", prio=-1)
+    em.ins(em.s(p.start), "(", prio=-1, p=p)
     em.test(p, v)
-    em.ins(em.e(p.end), ")")
+    em.ins(em.e(p.end), ")", p=p)
     if when is not None:
         wk = child_of_type(when, "when")
         guard = [c for c in when.named_children]
         if wk is None or not guard:
             raise Unsupportable("when without guard")
         ctx.edit(*ctx.span(wk), "&&", C.SWITCH_EXPRESSION)
-        ctx.insert(ctx.span(guard[0])[0], "(", C.SWITCH_EXPRESSION, prio=-1)
-        ctx.insert(ctx.span(guard[-1])[1], ")", C.SWITCH_EXPRESSION)
+        gspan = (ctx.span(guard[0])[0], ctx.span(guard[-1])[1])
+        ctx.insert(gspan[0], "(", C.SWITCH_EXPRESSION, prio=-2, span=gspan)  # outside all the guard holds
+        ctx.insert(gspan[1], ")", C.SWITCH_EXPRESSION, prio=1, span=gspan)
     ctx.edit(*ctx.span(arrow), "?", C.SWITCH_EXPRESSION)
 
 
@@ -673,8 +676,9 @@ def _switch_statement(ctx: Ctx, n, sections) -> None:
                 if wk is None or not guard:
                     raise Unsupportable("when without guard")
                 ctx.edit(*ctx.span(wk), "&&", C.SWITCH_PATTERN_CASE)
-                ctx.insert(ctx.span(guard[0])[0], "(", C.SWITCH_PATTERN_CASE, prio=-1)
-                ctx.insert(ctx.span(guard[-1])[1], ")", C.SWITCH_PATTERN_CASE)
+                gspan = (ctx.span(guard[0])[0], ctx.span(guard[-1])[1])
+                ctx.insert(gspan[0], "(", C.SWITCH_PATTERN_CASE, prio=-2, span=gspan)  # outside all the guard holds
+                ctx.insert(gspan[1], ")", C.SWITCH_PATTERN_CASE, prio=1, span=gspan)
             ctx.edit(*ctx.span(colon), ")", C.SWITCH_PATTERN_CASE)
         end_label = ctx.span(kids[labels[-1][1]])[1]
         ctx.insert(end_label, ")) throw null;", C.SWITCH_PATTERN_CASE)

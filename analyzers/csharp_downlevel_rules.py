@@ -507,7 +507,7 @@ def _ranges(ctx: Ctx, caps) -> None:
         ctx.new_group()
         ctx.helpers.add(HELPER_FILE)
         s0 = ctx.span(acc)[0]
-        ctx.insert(s0, HELPER + ".Keep(", C.RANGE)
+        ctx.insert(s0, HELPER + ".Keep(", C.RANGE, -1, ctx.span(acc))
         bs, be = ctx.span(brackets)
         ops = [c for c in r.children if c.type == ".."]
         lo = r.children[0] if r.children and r.children[0].type != ".." else None
@@ -569,7 +569,7 @@ def _strings(ctx: Ctx, caps) -> None:
         s, e = ctx.span(n)
         if text[e - 2:e] in ("u8", "U8") and text[e - 3:e - 2] == '"':
             ctx.new_group()
-            ctx.insert(s, "global::System.Text.Encoding.UTF8.GetBytes(", C.UTF8_STRING)
+            ctx.insert(s, "global::System.Text.Encoding.UTF8.GetBytes(", C.UTF8_STRING, -1, (s, e))
             ctx.edit(e - 2, e, ")", C.UTF8_STRING)
 
 
@@ -636,7 +636,7 @@ def _with_expressions(ctx: Ctx, caps) -> None:
         ctx.helpers.add(HELPER_FILE)
         v = ctx.fresh("w")
         s, e = ctx.span(n)
-        ctx.insert(s, HELPER + ".With(", C.WITH_EXPRESSION)
+        ctx.insert(s, HELPER + ".With(", C.WITH_EXPRESSION, -1, (s, e))
         ks, ke = ctx.span(kw)
         braces = [c for c in n.children if c.type in ("{", "}")]
         if init is not None:
@@ -713,7 +713,7 @@ def _function_pointers(ctx: Ctx, caps) -> None:
 
 
 def _type_parameter_pointers(ctx: Ctx, caps) -> None:
-    """``T*`` for a type parameter ``T`` (legal with ``unmanaged``) -> ``void*``: mcs rejects any pointer to a
+    """``T*`` for a type parameter ``T`` (legal with ``unmanaged``) -> ``byte*``: mcs rejects any pointer to a
     type parameter (CS0208) at declaration level."""
     for ptr in caps.get("pointer_type", []):
         t = ptr.child_by_field_name("type") or (ptr.named_children[0] if ptr.named_children else None)
@@ -730,7 +730,7 @@ def _type_parameter_pointers(ctx: Ctx, caps) -> None:
             n = n.parent
         if found:
             ctx.new_group()
-            ctx.replace_padded(*ctx.span(t), "void", C.CONSTRAINT)
+            ctx.replace_padded(*ctx.span(t), "byte", C.CONSTRAINT)  # byte*: pointer arithmetic still compiles
 
 
 def _top_level(ctx: Ctx, caps) -> None:

@@ -127,6 +127,43 @@ def test_map_round_trips(name):
     assert checked > 10
 
 
+@pytest.mark.parametrize("name", CONSTRUCT_FILES)
+def test_incremental_reparse_equals_a_fresh_parse(name):
+    from tree_sitter import Parser
+
+    from benchsmith.analyzers.csharp_downlevel_rules import _language, parse
+
+    original = (CORPUS / name).read_text(encoding="utf-8")
+    res = downlevel(original, parse(original), global_usings=_project_globals())
+    parser = Parser(_language())
+    fresh = parser.parse(res.text.encode("utf-8"))
+    assert str(res.reparse(parse(original), parser).root_node) == str(fresh.root_node)
+
+
+def test_long_lines_are_wrapped_below_mcs_column_limit():
+    # mcs prints columns past 255 as "255+": a line the rewrite grows is wrapped at its edits
+    checks = " && ".join(f"o{i} is not null" for i in range(12))
+    text = f"class A {{ bool M(object {', object '.join(f'o{i}' for i in range(12))}) => {checks}; }}\n"
+    res = downlevel(text)
+    assert res.changed
+    line_start = 0
+    for row in res.text.split("\n"):
+        for m in re.finditer(r"\bo\d+\b", row):
+            if not res.is_generated(line_start + m.start()):
+                assert m.start() < 250, row
+        line_start += len(row) + 1
+    assert [m.group() for m in re.finditer(r"\bo\d+ ", res.text)] == [f"o{i} " for i in range(12)]
+
+
+def test_lambda_parameter_shadowing_a_later_local_is_renamed():
+    text = "class A { void M(int[] xs) { var f = System.Linq.Enumerable.Select(xs, type => type + 1); int type = 2; } }\n"
+    res = downlevel(text)
+    assert "type__" in res.text and res.text.count("type__") == 2
+    assert "int type = 2" in res.text
+    same = "class A { void M(int[] xs) { var f = System.Linq.Enumerable.Select(xs, t => t); var g = xs; } }\n"
+    assert downlevel(same).text is same
+
+
 def test_csharp7_text_is_returned_unchanged():
     text = "namespace A { class B { int? x; string s; bool M(object o) => o is string t && t.Length > 0; } }\n"
     res = downlevel(text)
