@@ -461,6 +461,19 @@ def _signature_names(member) -> set[tuple[str, int]]:
     return names
 
 
+def _generic_base(node) -> bool:
+    """Whether a type declaration around ``node`` derives from a generic class (``: Visitor<TState, Value>``)."""
+    p = node.parent
+    while p is not None:
+        if p.type in TYPE_DECLS:
+            bases = next((c for c in p.children if c.type == "base_list"), None)
+            first = next(iter(bases.named_children), None) if bases is not None else None
+            if first is not None and first.type == "generic_name":
+                return True
+        p = p.parent
+    return False
+
+
 def _class_chain(node, types_by_name: dict[str, list[CsType]]) -> list[str]:
     """Names of the type declarations around ``node`` and of their project base classes, nearest first."""
     out: list[str] = []
@@ -548,6 +561,10 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
             mname = mname.text.decode("utf-8", "replace") if mname is not None else ""
             declared_in = next((i for i, cls in enumerate(chain) if i > 0 and mname in members_of.get(cls, ())),
                                len(chain))
+            if declared_in < len(chain) and _generic_base(member):
+                # a generic base's member is declared with its type parameters, substituted from outside the
+                # derived class's body: a stub nested in that base differs from them too
+                declared_in += 1
             for cls in chain[:declared_in]:
                 for n, k in sig:
                     host = hosts.get((f"{cls}.{n}", k))
@@ -1425,7 +1442,8 @@ class CSharpAnalyzer(Analyzer):
             if plan is not None:
                 files.add(d.file)
             for name in quoted(d.message):
-                for part in re.findall(r"[\w.]+", name):  # `Ns.T.M(Ns.Base.Stub)`: every dotted name in it
+                # `Ns.T.M(Ns.Base<A,B>.Stub)`: every dotted name in it, type arguments left out
+                for part in re.findall(r"[\w.]+", strip_generics(name)):
                     host = hosts.get(part)
                     if host is not None and host not in dropped:
                         files.add(host)
