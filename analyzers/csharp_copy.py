@@ -136,7 +136,8 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
         if res.changed:
             copy.text = res.text
             copy.downlevel = res
-            copy.tree = None
+            # the scan needs the rewritten text's tree: parsed incrementally from the preprocessed one
+            copy.tree = res.reparse(trees[path], parser)
             stats["files_downleveled"] += 1
             stats["downlevel_edits"] += len(res.edits)
     return out
