@@ -78,6 +78,7 @@ class Construct(str, enum.Enum):
     LIST_PATTERN = "list_pattern"
     CONSTRAINT = "constraint"
     LAMBDA_SHADOWING = "lambda_shadowing"
+    NATIVE_INT = "native_int"
     FUNCTION_POINTER = "function_pointer"
     OTHER = "other"
 

@@ -84,8 +84,30 @@ class Parser:
         if tx in RELOPS:
             j = self.operand(i + 1)
             return P("rel", i, j, i), j
-        if tx == "[":
-            raise Unsupportable("list pattern")
+        if tx == "[":  # list pattern: items (``..`` slices) kept for their names, matched lossily
+            items, j = [], i + 1
+            while self.text(j) != "]":
+                if self.text(j) == "..":
+                    if self.text(j + 1) in (",", "]"):
+                        items.append(P("slice", j, j + 1, j))
+                        j += 1
+                    else:
+                        sub, k = self.pattern(j + 1)
+                        items.append(P("slice", j, k, j, [sub]))
+                        j = k
+                else:
+                    sub, j = self.pattern(j)
+                    items.append(sub)
+                if self.text(j) == ",":
+                    j += 1
+                elif self.text(j) != "]":
+                    raise Unsupportable("list pattern not closed")
+            p = P("list", i, j + 1, i, items)
+            p.positional = (i, j, items)
+            if self._is_designation(j + 1):
+                p.desig = j + 1
+                p.end = j + 2
+            return p, p.end
         if tx == "var":
             if self.text(i + 1) == "_":
                 return P("discard", i, i + 2, i), i + 2
@@ -304,8 +326,41 @@ class Emitter:
             self.test(p.kids[0], v)
         elif k == "rec":
             self.rec(p, v)
+        elif k == "list":
+            self.list_pattern(p, v)
         else:
             raise Unsupportable(k)
+
+    def list_pattern(self, p: P, v: str) -> None:
+        """``[p1, .., var last]``: mcs has no indexer patterns; ``v`` is tested for null and each item against an
+        unknown value (its variables become object, its constants and types stay visible).  Lossy."""
+        open_i, close_i, items = p.positional
+        desig = self.t[p.desig].text if p.desig >= 0 else None
+        if p.desig >= 0:
+            self.ctx.blank(self.t[p.desig].start, self.t[p.desig].end, self.construct)
+        self.ctx.helpers.add(HELPER_FILE)
+        head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
+        self.rep(open_i, head + (" && (" if items else " && (true"))
+        for item in items:
+            if item.kind == "slice":
+                inner = item.kids[0] if item.kids else None
+                if inner is None:
+                    self.rep(item.start, "true")
+                    continue
+                self.ctx.blank(self.t[item.start].start, self.t[item.start].end, self.construct)
+                item = inner
+            if item.kind == "var":
+                self.ins(self.s(item.start), f"{HELPER}.Bind<object>(null, out ", prio=-1)
+                self.ins(self.e(item.end), ")")
+            elif item.kind == "discard":
+                self.test(item, "null")
+            else:
+                self.applied(item, self.s(item.start), None, "(object)null")
+        for i in range(open_i + 1, close_i):
+            if self.t[i].text == "," and self._depth_zero(open_i, i):
+                self.rep(i, "&&")
+        self.rep(close_i, "))")
+        self.ctx.lossy_at(self.s(p.start), C.LIST_PATTERN)
 
     def rec(self, p: P, v: str) -> None:
         typed = p.type_end > p.start

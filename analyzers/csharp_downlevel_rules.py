@@ -63,6 +63,15 @@ QUERY_PATTERNS = (
     "(type_parameter_constraints_clause) @type_parameter_constraints_clause",
     "(function_pointer_type) @function_pointer_type",
     "(pointer_type type: (identifier)) @pointer_type",
+    '((predefined_type) @native_int (#any-of? @native_int "nint" "nuint"))',
+    '(binary_expression operator: ">>>") @unsigned_shift',
+    '(assignment_expression operator: ">>>=") @unsigned_shift',
+    '(foreach_statement "await") @await_statement',
+    '(using_statement "await") @await_statement',
+    "(attribute name: (generic_name)) @generic_attribute",
+    "(lambda_expression (attribute_list)) @lambda_attributes",
+    "(lambda_expression type: (_)) @lambda_return_type",
+    "(class_declaration (type_parameter_list) (base_list)) @generic_class",
 )
 
 
@@ -119,7 +128,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     for rule in (_file_scoped_namespace, _global_using, _nullable_directive, _nullable_types, _null_forgiving,
                  _target_typed_new, _using_declaration, _static_modifiers, _ranges, _coalescing_assignment,
                  _strings, _collection_expressions, _with_expressions, _misc_modifiers, _constraints,
-                 _function_pointers, _type_parameter_pointers,
+                 _function_pointers, _type_parameter_pointers, _newer_syntax,
                  patterns.is_patterns, patterns.switch_expressions, patterns.switch_statements,
                  scopes.shadowed_parameters,
                  members.records, members.primary_constructors, members.accessors, members.local_functions,
@@ -497,8 +506,25 @@ def _ranges(ctx: Ctx, caps) -> None:
     for r in caps.get("range_expression", []):
         arg = r.parent
         acc = arg.parent.parent if arg is not None and arg.type == "argument" and arg.parent is not None else None
+        if ancestor(r, "list_pattern", "is_pattern_expression", "switch_expression_arm", "switch_section",
+                    "subpattern") is not None and ancestor(r, "element_access_expression") is None:
+            continue  # a slice ``..`` of a list pattern: the pattern rewrite owns it
         if acc is None or acc.type != "element_access_expression" or len(arg.parent.named_children) != 1:
-            ctx.unsupported_at(ctx.span(r)[0], C.RANGE)
+            # a Range value of its own (``Range r = 1..^2``): Any(lo, hi) keeps the bounds and converts to it
+            ctx.new_group()
+            ctx.helpers.add(HELPER_FILE)
+            rs, re_ = ctx.span(r)
+            ops = [c for c in r.children if c.type == ".."]
+            lo = r.children[0] if r.children and r.children[0].type != ".." else None
+            hi = r.children[-1] if r.children and r.children[-1].type != ".." else None
+            ctx.insert(rs, HELPER + ".Any(", C.RANGE, -1, (rs, re_))
+            if ops:
+                ctx.edit(*ctx.span(ops[0]), ", " if lo is not None and hi is not None else "", C.RANGE)
+            ctx.insert(re_, ")", C.RANGE, 0, (rs, re_))
+            for side in (lo, hi):
+                if side is not None and side.type == "prefix_unary_expression" and side.children[0].type == "^":
+                    seen.add(side.id)
+                    ctx.blank(*ctx.span(side.children[0]), C.RANGE)
             continue
         # a[x..y] -> Keep(a, x, y): the value keeps a's type (an array, string or span slice is one), the bounds
         # stay visible
@@ -586,25 +612,45 @@ def _blank_string(ctx: Ctx, s: int, e: int, head: str, tail: str, construct) -> 
 
 
 def _collection_expressions(ctx: Ctx, caps) -> None:
+    """``[a, b]`` -> ``new T[] {a, b}`` / ``new List<T> {a, b}`` from the target type; with spreads
+    ``Keep(new T[0], a, xs, b)`` (the value keeps the target's type, every element stays visible); with no
+    visible target ``Any(a, b)`` (dynamic)."""
     for n in caps.get("collection_expression", []):
         t = target_type(ctx, n)
         s, e = ctx.span(n)
-        if t is None or any(c.type in ("spread_element",) for c in n.named_children):
-            ctx.unsupported_at(s, C.COLLECTION_EXPRESSION)
-            continue
-        if t.type == "nullable_type":
+        if t is not None and t.type == "nullable_type":
             t = t.child_by_field_name("type") or t.named_children[0]
+        spreads = [c for c in n.named_children if c.type == "spread_element"] + [
+            c for el in n.named_children if el.type == "collection_element" for c in el.named_children
+            if c.type == "spread_element"]
         ctx.new_group()
+        if t is None or t.type in ("tuple_type", "pointer_type", "function_pointer_type"):
+            ctx.helpers.add(HELPER_FILE)
+            ctx.edit(s, s + 1, HELPER + ".Any(", C.COLLECTION_EXPRESSION)
+            ctx.edit(e - 1, e, ")", C.COLLECTION_EXPRESSION)
+            for sp in spreads:
+                ctx.blank(*ctx.span(sp.children[0]), C.COLLECTION_EXPRESSION)
+            continue
+        elem = None if t.type == "array_type" else _element_type(ctx, t)
+        rep = Rep(ctx)
+        if spreads:
+            ctx.helpers.add(HELPER_FILE)
+            rep.lit(HELPER + ".Keep(")
+        rep.lit("new ")
         if t.type == "array_type":
-            rep = Rep(ctx).lit("new ").copy_pieces(_rep_pieces(type_pieces(ctx, t))).lit(" {")
+            inner = t.child_by_field_name("type") or t.named_children[0]
+            rep.copy_pieces(_rep_pieces(type_pieces(ctx, inner)))
+            rep.lit("[0], " if spreads else "[] {")
+        elif elem is not None:
+            rep.copy_pieces(_rep_pieces(type_pieces(ctx, elem))).lit("[0], " if spreads else "[] {")
         else:
-            elem = _element_type(ctx, t)
-            if elem is None:
-                rep = Rep(ctx).lit("new ").copy_pieces(_rep_pieces(type_pieces(ctx, t))).lit(" {")
-            else:
-                rep = Rep(ctx).lit("new ").copy_pieces(_rep_pieces(type_pieces(ctx, elem))).lit("[] {")
+            rep.copy_pieces(_rep_pieces(type_pieces(ctx, t))).lit("(), " if spreads else " {")
+        if spreads and not [c for c in n.named_children]:
+            pass
         ctx.edit(s, s + 1, rep, C.COLLECTION_EXPRESSION)
-        ctx.edit(e - 1, e, "}", C.COLLECTION_EXPRESSION)
+        ctx.edit(e - 1, e, ")" if spreads else "}", C.COLLECTION_EXPRESSION)
+        for sp in spreads:
+            ctx.blank(*ctx.span(sp.children[0]), C.COLLECTION_EXPRESSION)
 
 
 _ARRAY_LIKE = frozenset({"IEnumerable", "IReadOnlyList", "IReadOnlyCollection", "IList", "ICollection", "Span",
@@ -731,6 +777,54 @@ def _type_parameter_pointers(ctx: Ctx, caps) -> None:
         if found:
             ctx.new_group()
             ctx.replace_padded(*ctx.span(t), "byte", C.CONSTRAINT)  # byte*: pointer arithmetic still compiles
+
+
+def _newer_syntax(ctx: Ctx, caps) -> None:
+    """``nint``/``nuint`` -> IntPtr/UIntPtr (mcs reports CS0246 for them, at declaration level); ``>>>`` -> ``>>``;
+    ``await foreach`` / ``await using (...)`` -> without ``await``; a generic attribute (CS0404) and a lambda's
+    attributes or return type are blanked (reported in ``lossy``)."""
+    for n in caps.get("native_int", []):
+        ctx.new_group()
+        ctx.edit(*ctx.span(n), "global::System." + ("UIntPtr" if ctx.src(n) == "nuint" else "IntPtr"),
+                 C.NATIVE_INT)
+    for n in caps.get("unsigned_shift", []):
+        op = n.child_by_field_name("operator")
+        if op is not None:
+            ctx.new_group()
+            ctx.replace_padded(*ctx.span(op), ctx.src(op).replace(">>>", ">>"), C.OTHER)
+    for n in caps.get("await_statement", []):
+        aw = child_of_type(n, "await")
+        if aw is not None:
+            ctx.new_group()
+            ctx.blank(*ctx.span(aw), C.OTHER)
+    for a in caps.get("generic_attribute", []):
+        lst = a.parent
+        if lst is not None and lst.type == "attribute_list":
+            ctx.new_group()
+            ctx.blank(*ctx.span(lst), C.OTHER)
+            ctx.lossy_at(ctx.span(lst)[0], C.OTHER)
+    for cls in caps.get("generic_class", []):
+        bl = child_of_type(cls, "base_list")
+        bases = [c for c in bl.named_children if c.type not in ("comment", "argument_list")] if bl else []
+        if bases and re.sub(r"\s+", "", ctx.src(bases[0])) in ("Attribute", "System.Attribute",
+                                                              "global::System.Attribute"):
+            # a generic attribute class (C# 11): CS0698 at declaration level; it stays a class, not an attribute
+            ctx.new_group()
+            if len(bases) == 1:
+                ctx.blank(*ctx.span(bl), C.OTHER)
+            else:
+                ctx.blank(ctx.span(bases[0])[0], ctx.span(bases[1])[0], C.OTHER)
+            for lst in children_of_type(cls, "attribute_list"):  # [AttributeUsage]: CS0641 on a non-attribute
+                ctx.blank(*ctx.span(lst), C.OTHER)
+    for lam in caps.get("lambda_attributes", []):
+        for lst in children_of_type(lam, "attribute_list"):
+            ctx.new_group()
+            ctx.blank(*ctx.span(lst), C.STATIC_LAMBDA)
+    for lam in caps.get("lambda_return_type", []):
+        t = lam.child_by_field_name("type")
+        if t is not None:
+            ctx.new_group()
+            ctx.blank(*ctx.span(t), C.STATIC_LAMBDA)
 
 
 def _top_level(ctx: Ctx, caps) -> None:

@@ -172,12 +172,20 @@ def test_csharp7_text_is_returned_unchanged():
 
 
 def test_unsupported_is_recorded_not_dropped():
-    text = "class A { bool N(int[] a) => a is [1, ..]; void M() { T Id<T>(T t) => t; } }\n"
+    text = "class A { void M() { T Id<T>(T t) => t; } }\nSystem.Console.WriteLine(1);\n"
     res = downlevel(text)
-    assert {u.construct for u in res.unsupported} == {"pattern", "local_function"}
+    assert {u.construct for u in res.unsupported} == {"local_function", "top_level_statements"}
     lines = text.split("\n")
     for u in res.unsupported:
-        assert lines[u.line][u.col:].startswith({"pattern": "is [", "local_function": "T Id"}[u.construct])
+        assert lines[u.line][u.col:].startswith({"local_function": "T Id", "top_level_statements": "System"}[
+            u.construct])
+
+
+def test_lossy_rewrites_are_reported_as_such():
+    text = "class A { bool N(object a) => a is [1, .., var last] && last != null; }\n"
+    res = downlevel(text)
+    assert not res.unsupported and [u.construct for u in res.lossy] == ["list_pattern"]
+    assert "last" in res.text and " 1" in res.text
 
 
 @needs_mcs
