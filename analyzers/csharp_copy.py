@@ -80,7 +80,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
     copies: dict[str, AnalysedCopy] = {}
     defines: set[str] = set(DEFAULT_DEFINES)
     stats = {"files_preprocessed": 0, "preprocess_errors": 0, "files_downleveled": 0, "downlevel_edits": 0,
-             "files_unsupported": 0, "files_not_rewritten": 0}
+             "files_unsupported": 0, "files_not_rewritten": 0, "lossy_rewrites": 0}
     trees = {}
     parser = _cs_parser()
     for path in sorted(files):
@@ -127,6 +127,8 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
             if u not in usings:
                 usings.append(u)
         res = rewrite(copy.text, trees[path], global_usings=tuple(usings), value_types=value_types)
+        # rewrites that keep the file compiling but drop something (an object initializer of an untyped `new()`)
+        stats["lossy_rewrites"] += len(res.lossy)
         if res.unsupported:
             out.unsupported[path] = list(res.unsupported)
             stats["files_unsupported"] += 1

@@ -128,6 +128,9 @@ namespace Acme.App
     assert _refs(res, "App/Program.cs") == [(6, 45, "Create")]
     assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Size);"]
     assert not res.exclusions
+    # what the cutter's tree-sitter should read: the same branch, with the project's symbols
+    data = a.tree_source("App/Program.cs", app)
+    assert b"Sizes.Add(Widget" in data and b"Slow()" not in data and len(data) == len(app.encode())
 
 
 def test_a_file_the_preprocessor_rejects_is_left_to_the_compiler_and_recorded(tmp_path):
