@@ -207,11 +207,12 @@ class Ctx:
         return self._wrap([Edit(s, e, r, c, a) for s, e, r, c, a, _, _ in accepted])
 
     def _drop_blanked(self, order):
-        """A rewrite lying wholly inside text another rewrite blanks (a record's parameter list, whose copies
-        already carry the fix) has nothing left to act on: dropped without a record."""
+        """A rewrite lying wholly inside text another rewrite replaces (a record's blanked parameter list, whose
+        copies already carry the fix; a function pointer type become IntPtr) has nothing left to act on: dropped
+        without a record."""
         import bisect
 
-        blanks = sorted((e[0], e[1], e[6]) for e in order if e[1] > e[0] and not e[2].strip())
+        blanks = sorted((e[0], e[1], e[6]) for e in order if e[1] > e[0])
         if not blanks:
             return order
         starts = [b[0] for b in blanks]
@@ -219,7 +220,8 @@ class Ctx:
         def inside(e) -> bool:
             k = bisect.bisect_right(starts, e[0])
             for bs, be, g in blanks[max(0, k - 8):k]:
-                if g != e[6] and bs <= e[0] and e[1] <= be and not (e[0] == e[1] and e[0] in (bs, be)):
+                if g != e[6] and bs <= e[0] and e[1] <= be and (bs, be) != (e[0], e[1]) \
+                        and not (e[0] == e[1] and e[0] in (bs, be)):
                     return True
             return False
 

@@ -125,10 +125,12 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
 
     if global_usings:
         _insert_global_usings(ctx, global_usings)
+    # Token-level rules first: the rules that copy types (new(), records, local functions ...) copy them with the
+    # token edits inside applied (``Rep.copy_edited``).
     for rule in (_file_scoped_namespace, _global_using, _nullable_directive, _nullable_types, _null_forgiving,
+                 _newer_syntax, _function_pointers, _type_parameter_pointers, _constraints, _misc_modifiers,
                  _target_typed_new, _using_declaration, _static_modifiers, _ranges, _coalescing_assignment,
-                 _strings, _collection_expressions, _with_expressions, _misc_modifiers, _constraints,
-                 _function_pointers, _type_parameter_pointers, _newer_syntax,
+                 _strings, _collection_expressions, _with_expressions,
                  patterns.is_patterns, patterns.switch_expressions, patterns.switch_statements,
                  scopes.shadowed_parameters,
                  members.records, members.primary_constructors, members.accessors, members.local_functions,
@@ -266,25 +268,11 @@ def _nullable_types(ctx: Ctx, caps) -> None:
 
 
 def type_pieces(ctx: Ctx, node) -> Rep:
-    """A copy of a type's text without the reference-type ``?`` markers (mcs reads them as Nullable<T>)."""
-    s, e = ctx.span(node)
-    rep = Rep(ctx)
-    pos = s
+    """A copy of a type's text with the token rewrites inside it applied (the reference-type ``?`` blanked,
+    ``nint`` -> IntPtr, a function pointer -> IntPtr ...); a nullable reference type copies as its inner type."""
     if node.type == "nullable_type" and is_reference_nullable(ctx, node):
-        inner = node.child_by_field_name("type") or node.named_children[0]
-        return type_pieces(ctx, inner)
-    stack = [node]
-    marks = []
-    while stack:
-        n = stack.pop()
-        if n.type == "nullable_type" and n is not node and is_reference_nullable(ctx, n):
-            marks.append(ctx.span(n.children[-1]))
-        stack.extend(n.children)
-    for ms, me in sorted(marks):
-        rep.copy(pos, ms)
-        pos = me
-    rep.copy(pos, e)
-    return rep
+        node = node.child_by_field_name("type") or node.named_children[0]
+    return Rep(ctx).copy_edited(*ctx.span(node))
 
 
 def _null_forgiving(ctx: Ctx, caps) -> None:
