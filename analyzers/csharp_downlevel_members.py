@@ -207,13 +207,72 @@ _BY_REF = frozenset({"ref", "out", "in"})
 
 
 def local_functions(ctx: Ctx, caps) -> None:
-    for f in caps.get("local_function_statement", []):
+    # innermost first: a function moved out of its method carries the rewrites of the ones nested in it
+    for f in sorted(caps.get("local_function_statement", []), key=lambda n: -n.start_byte):
         ctx.new_group()
         try:
             _local_function(ctx, f)
         except ValueError:
             ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
-            ctx.unsupported_at(ctx.span(f)[0], C.LOCAL_FUNCTION)
+            try:
+                _hoist_to_method(ctx, f)
+            except ValueError:
+                ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+                ctx.unsupported_at(ctx.span(f)[0], C.LOCAL_FUNCTION)
+
+
+_MEMBER_KINDS = ("method_declaration", "constructor_declaration", "destructor_declaration", "operator_declaration",
+                 "conversion_operator_declaration", "property_declaration", "indexer_declaration",
+                 "event_declaration")
+_TYPE_KINDS = ("class_declaration", "struct_declaration", "record_declaration")
+
+
+def _hoist_to_method(ctx: Ctx, f) -> None:
+    """A local function no delegate can stand for (generic, a ``params`` array) becomes a private method right
+    after its member, with the member's type parameters added: calls resolve and its body is checked; what it
+    captured from the member is lost (lossy unless it is ``static``)."""
+    member = f.parent
+    while member is not None and not (member.type in _MEMBER_KINDS and member.parent is not None
+                                      and member.parent.type == "declaration_list"
+                                      and member.parent.parent is not None
+                                      and member.parent.parent.type in _TYPE_KINDS):
+        member = member.parent
+    ret = f.child_by_field_name("type") or f.child_by_field_name("returns")
+    name = f.child_by_field_name("name")
+    body = f.child_by_field_name("body")
+    if member is None or ret is None or name is None or body is None:
+        raise ValueError("no enclosing member")
+    mods = [ctx.src(m) for m in children_of_type(f, "modifier")]
+    static = "static" in mods or any(ctx.src(m) == "static" for m in children_of_type(member, "modifier"))
+    outer = _outer_type_parameters(ctx, f)
+    fs, fe = ctx.span(f)
+    rs = ctx.span(ret)[0]
+    rep = Rep(ctx).lit("\n private " + ("static " if static else "") +
+                       "".join(m + " " for m in mods if m in ("async", "unsafe")))
+    tpl = f.child_by_field_name("type_parameters") or child_of_type(f, "type_parameter_list")
+    ne = ctx.span(name)[1]
+    if tpl is not None:
+        ts = ctx.span(tpl)[0] + 1
+        rep.copy_edited(rs, ts).lit("".join(t + ", " for t in outer))
+        pos = ts
+    else:
+        rep.copy_edited(rs, ne).lit(f"<{', '.join(outer)}>" if outer else "")
+        pos = ne
+    bs = ctx.span(body)[0]
+    rep.copy_edited(pos, bs)
+    n = f.parent
+    while n is not None and n.id != member.parent.id:
+        if n.type in ("method_declaration", "local_function_statement") and n.id != f.id:
+            for cl in children_of_type(n, "type_parameter_constraints_clause"):
+                rep.lit(" ").copy_edited(*ctx.span(cl)).lit(" ")
+        n = n.parent
+    rep.copy_edited(bs, fe)
+    ctx.drop_inside(fs, fe)
+    ctx.blank(fs, fe, C.LOCAL_FUNCTION)
+    me = ctx.span(member)[1]
+    ctx.edit(me, me, rep, C.LOCAL_FUNCTION)
+    if not static:
+        ctx.lossy_at(fs, C.LOCAL_FUNCTION)
 
 
 def _outer_type_parameters(ctx: Ctx, f) -> list[str]:

@@ -172,13 +172,21 @@ def test_csharp7_text_is_returned_unchanged():
 
 
 def test_unsupported_is_recorded_not_dropped():
-    text = "class A { void M() { T Id<T>(T t) => t; } }\nSystem.Console.WriteLine(1);\n"
+    text = "class A { void M() { } }\nSystem.Console.WriteLine(1);\n"
     res = downlevel(text)
-    assert {u.construct for u in res.unsupported} == {"local_function", "top_level_statements"}
+    assert [(u.construct, u.line, u.col) for u in res.unsupported] == [("top_level_statements", 1, 0)]
+
+
+@needs_mcs
+def test_generic_local_function_becomes_a_method(tmp_path):
+    text = ("class A<K> { int M<T>(T x, Lib.Widget w) { return Id(x, 1) + w.Size;\n"
+            "  static int Id<U>(T a, U b) where U : struct { return Lib.Widget.Limit; } } }\n")
+    res = downlevel(text)
+    assert not res.unsupported and not res.lossy  # static: nothing captured, nothing lost
+    diags = _compile(tmp_path, {"A.cs": res.text, "Defs.cs": STUB_DEFS, **_helpers(res)})
+    got = {(d["code"], res.to_original(int(d["line"]) - 1, int(d["col"]) - 1)) for d in diags}
     lines = text.split("\n")
-    for u in res.unsupported:
-        assert lines[u.line][u.col:].startswith({"local_function": "T Id", "top_level_statements": "System"}[
-            u.construct])
+    assert got == {("CS1061", (0, lines[0].index("Size"))), ("CS0117", (1, lines[1].index("Limit")))}
 
 
 def test_lossy_rewrites_are_reported_as_such():
