@@ -62,11 +62,14 @@ def _value_type_query():
 
 
 def value_type_names(trees) -> frozenset[str]:
-    """Simple names of the project's structs, enums and record structs (a ``Foo?`` of these is ``Nullable``)."""
+    """Simple names of the project's structs, enums and record structs (a ``Foo?`` of these is ``Nullable``), from
+    (text, tree) pairs."""
     from tree_sitter import QueryCursor
 
     names: set[str] = set()
-    for tree in trees:
+    for text, tree in trees:
+        if "struct" not in text and "enum" not in text:
+            continue  # a query per file costs more than these two searches
         for n in QueryCursor(_value_type_query()).captures(tree.root_node).get("v", ()):
             names.add(n.text.decode("utf-8", "replace"))
     return frozenset(names)
@@ -112,8 +115,9 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
     by_project: dict[str, list[str]] = {}
     for path in sorted(trees):
         project = index.settings(path).project
-        by_project.setdefault(project, []).extend(extract_global_usings(copies[path].text, trees[path]))
-    value_types = value_type_names(trees.values())
+        if "global" in copies[path].text:  # `global using` needs the keyword
+            by_project.setdefault(project, []).extend(extract_global_usings(copies[path].text, trees[path]))
+    value_types = value_type_names((copies[p].text, trees[p]) for p in sorted(trees))
     for path in sorted(trees):
         copy = copies[path]
         if copy.pre_ts_error:

@@ -181,7 +181,7 @@ def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> d
         write_tree(one, {p: (work / "original" / p).read_text(encoding="utf-8")})
     measured = time.perf_counter() - t0
     per_file = measured * len(stubbed_paths) / max(1, len(chosen))
-    cost = pass_cost(snap, max(3, repeat))
+    cost = pass_cost(snap, max(5, repeat))  # cheap: more runs, a steadier median
     return {"language": "csharp", "package": package, "files": len(snap.files),
             "compiled_files": result.stats.get("compiled_files"), "files_with_stubs": len(stubbed_paths),
             "rounds (medians of)": repeat,
