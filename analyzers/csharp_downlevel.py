@@ -236,6 +236,10 @@ static class __bsdl
     public static int Zero<T>(T value, out T copy) { copy = value; return 0; }
     public static bool Bind<T>(T value, out T copy) { copy = value; return true; }
     public static dynamic Any(params object[] args) { return null; }
+    public static T Run<T>(System.Func<T> body) { return default(T); }
+    public static bool Test<T>(T value, System.Func<T, bool> test) { return true; }
+    public static bool TestAs<T>(object value, System.Func<T, bool> test) { return true; }
+    public static R Switch<T, R>(T value, System.Func<T, R> arms) { return default(R); }
     public static bool Is<TIn, TOut>(TIn value, out TOut result) { result = default(TOut); return true; }
 }
 """

@@ -249,8 +249,29 @@ class Parser:
 
 # ------------------------------------------------------------------------------------------------------------
 class Emitter:
-    def __init__(self, ctx: Ctx, toks: list[Tok], construct) -> None:
-        self.ctx, self.t, self.construct = ctx, toks, construct
+    def __init__(self, ctx: Ctx, toks: list[Tok], construct, query: bool = False) -> None:
+        # query: inside a query clause, where mcs allows no out variable even in a lambda: values are bound as
+        # lambda parameters, and pattern variables are dropped (lossy)
+        self.ctx, self.t, self.construct, self.query = ctx, toks, construct, query
+
+    def bind_head(self, v: str, desig: str | None) -> str:
+        """``(v is object`` plus, for a designation, its binding (none possible in a query clause)."""
+        if desig and not self.query:
+            return f"({v} is object && {HELPER}.Bind({v}, out var {desig})"
+        return f"({v} is object"
+
+    def bind_object(self, item: P) -> None:
+        """``var x`` of an item whose type is unknown here: an object x (in a query clause: dropped)."""
+        if self.query:
+            self.rep(item.start, "true")
+            self.drop_designation(item.start + 1)
+            return
+        self.ins(self.s(item.start), f"{HELPER}.Bind<object>(null, out ", prio=-1)
+        self.ins(self.e(item.end), ")")
+
+    def drop_designation(self, i: int) -> None:
+        self.ctx.blank(self.t[i].start, self.t[i].end, self.construct)
+        self.ctx.lossy_at(self.t[i].start, self.construct)
 
     def s(self, i: int) -> int:
         return self.t[i].start
@@ -289,6 +310,12 @@ class Emitter:
         elif k == "const":  # mcs reads ``is`` with a literal or a name only (nameof, Enum.Member... are not)
             self.ins(self.s(p.start), f"{EQUALS}({v}, ")
             self.ins(self.e(p.end), ")", p=p)
+        elif k == "decl" and self.query:
+            self.ins(self.s(p.start), f"{v} is ")
+            self.drop_designation(p.op)
+        elif k == "var" and self.query:
+            self.rep(p.start, "true")
+            self.drop_designation(p.start + 1)
         elif k == "decl":  # ``v is T x`` on a value-type ``v`` is an internal error in mcs: Is(v, out T x)
             self.ctx.helpers.add(HELPER_FILE)
             self.ins(self.s(p.start), f"{HELPER}.Is({v}, out ")
@@ -306,7 +333,7 @@ class Emitter:
             self.rep(p.op, "!(")
             self.test(p.kids[0], v)
             self.ins(self.e(p.end), ")", p=p)
-        elif k == "and" and self.type_like(p.kids[0]):
+        elif k == "and" and self.type_like(p.kids[0]) and not self.query:
             # ``T and P``: P sees the value as a T (``int and > 0``)
             n = self.ctx.fresh("n")
             left = p.kids[0]
@@ -339,7 +366,7 @@ class Emitter:
         if p.desig >= 0:
             self.ctx.blank(self.t[p.desig].start, self.t[p.desig].end, self.construct)
         self.ctx.helpers.add(HELPER_FILE)
-        head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
+        head = self.bind_head(v, desig)
         self.rep(open_i, head + (" && (" if items else " && (true"))
         for item in items:
             if item.kind == "slice":
@@ -350,8 +377,7 @@ class Emitter:
                 self.ctx.blank(self.t[item.start].start, self.t[item.start].end, self.construct)
                 item = inner
             if item.kind == "var":
-                self.ins(self.s(item.start), f"{HELPER}.Bind<object>(null, out ", prio=-1)
-                self.ins(self.e(item.end), ")")
+                self.bind_object(item)
             elif item.kind == "discard":
                 self.test(item, "null")
             else:
@@ -375,12 +401,15 @@ class Emitter:
             open_i, close_i, items = p.positional
             base = desig or self.ctx.fresh("p")
             self.ctx.helpers.add(HELPER_FILE)
-            self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
-            self.rep(open_i, f" {base}) && (")
+            if self.query:
+                self.ins(self.s(p.start), f"({v} is ", prio=-1, p=p)
+                self.rep(open_i, " && (")
+            else:
+                self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
+                self.rep(open_i, f" {base}) && (")
             for item in items:
                 if item.kind == "var":  # ``var x`` -> an object x (its type is the Deconstruct's, unknown here)
-                    self.ins(self.s(item.start), f"{HELPER}.Bind<object>(null, out ", prio=-1)
-                    self.ins(self.e(item.end), ")")
+                    self.bind_object(item)
                 elif item.kind == "discard":
                     self.test(item, "null")
                 else:
@@ -393,8 +422,7 @@ class Emitter:
             return
         if p.positional:
             open_i, close_i, items = p.positional
-            head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
-            self.rep(open_i, head + " && (")
+            self.rep(open_i, self.bind_head(v, desig) + " && (")
             for n, item in enumerate(items, 1):
                 self.applied(item, self.s(item.start), None, f"{v}.Item{n}")
             for i in range(open_i + 1, close_i):
@@ -403,7 +431,12 @@ class Emitter:
             self.rep(close_i, "))")
             return
         open_i, close_i, items = p.props
-        if typed:
+        if typed and self.query:
+            base = desig or self.ctx.fresh("p")
+            self.ctx.helpers.add(HELPER_FILE)
+            self.ins(self.s(p.start), f"({HELPER}.TestAs<", prio=-1, p=p)
+            self.rep(open_i, f">({v}, {base} => (" + ("" if items else "true"))
+        elif typed:
             base = desig or self.ctx.fresh("p")
             # ``Is(v, out Type base) && (...)``, the type in place
             self.ctx.helpers.add(HELPER_FILE)
@@ -411,14 +444,13 @@ class Emitter:
             self.rep(open_i, f" {base}) && (" + ("" if items else "true"))
         else:
             base = v
-            head = f"({v} is object" + (f" && {HELPER}.Bind({v}, out var {desig})" if desig else "")
-            self.rep(open_i, head + (" && (" if items else " && (true"))
+            self.rep(open_i, self.bind_head(v, desig) + (" && (" if items else " && (true"))
         for name_i, colon_i, sub in items:
             self.applied(sub, self.s(name_i), colon_i, f"{base}.")
         for i in range(open_i + 1, close_i):
             if self.t[i].text == "," and self._depth_zero(open_i, i):
                 self.rep(i, "&&")
-        self.rep(close_i, "))")
+        self.rep(close_i, ")))" if typed and self.query else "))")
 
     def _depth_zero(self, open_i: int, i: int) -> bool:
         depth = 0
@@ -440,6 +472,9 @@ class Emitter:
             prefix, joiner, suffix = "", " is ", ""
         elif k == "const":
             prefix, joiner, suffix = f"{EQUALS}(", ", ", ")"
+        elif k == "decl" and self.query:
+            prefix, joiner, suffix = "", " is ", ""
+            self.drop_designation(p.op)
         elif k == "decl":
             prefix, joiner, suffix = f"{HELPER}.Is(", ", out ", ")"
             self.ctx.helpers.add(HELPER_FILE)
@@ -453,7 +488,10 @@ class Emitter:
             self.ctx.blank(self.t[p.op].start, self.t[p.op].end, self.construct)
         else:
             v = self.ctx.fresh("v")
-            prefix, joiner, suffix = f"({HELPER}.Bind(", f", out var {v}) && (", "))"
+            if self.query:
+                prefix, joiner, suffix = f"({HELPER}.Test(", f", {v} => (", ")))"
+            else:
+                prefix, joiner, suffix = f"({HELPER}.Bind(", f", out var {v}) && (", "))"
             self.ctx.helpers.add(HELPER_FILE)
             self.test(p, v)
         whole = (subject_at, self.e(p.end))
@@ -495,13 +533,54 @@ def is_patterns(ctx: Ctx, caps) -> None:
         if _native(p):
             continue
         ctx.new_group()
-        em = Emitter(ctx, toks, C.PATTERN)
+        where = expression_context(n)
+        em = Emitter(ctx, toks, C.PATTERN, query=where == "query")
         kw_i = ctx.tok_index(ks)
         try:
             em.applied(p, ctx.span(subject)[0], kw_i, "")
         except Unsupportable:
             _drop_group(ctx)
             ctx.unsupported_at(ks, C.PATTERN)
+            continue
+        if where == "initializer":
+            _wrap_initializer(ctx, ctx.span(subject)[0], em.e(p.end), C.PATTERN)
+
+
+_BODIES = frozenset({"block", "arrow_expression_clause", "lambda_expression", "anonymous_method_expression",
+                     "accessor_list", "local_function_statement"})
+
+
+_STOP = frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration",
+                   "enum_declaration", "namespace_declaration", "method_declaration", "constructor_declaration",
+                   "destructor_declaration", "operator_declaration", "conversion_operator_declaration",
+                   "indexer_declaration", "delegate_declaration", "attribute_list", "parameter_list"})
+
+
+def expression_context(node) -> str | None:
+    """Where C# 7 forbids expression variables (``out var``, pattern variables) around ``node``: ``"initializer"``
+    (field, property or constructor initializer), ``"query"`` (a query clause), or None."""
+    n = node.parent
+    while n is not None:
+        if n.type in ("query_expression", "from_clause", "where_clause", "let_clause", "select_clause",
+                      "orderby_clause", "join_clause", "group_clause"):
+            return "query"
+        if n.type in _BODIES:
+            return None
+        if n.type in ("constructor_initializer", "field_declaration", "event_field_declaration",
+                      "property_declaration"):
+            return "initializer"
+        if n.type in _STOP or n.type == "compilation_unit":
+            return None
+        n = n.parent
+    return None
+
+
+def _wrap_initializer(ctx: Ctx, start: int, end: int, construct) -> None:
+    """Field / property / constructor initializers take no expression variables in C# 7: the rewritten
+    expression runs inside ``Run(() => ...)``, a lambda, where they are allowed."""
+    ctx.helpers.add(HELPER_FILE)
+    ctx.insert(start, f"{HELPER}.Run(() => ", construct, -3, (start, end))
+    ctx.insert(end, ")", construct, 2, (start, end))
 
 
 def _drop_group(ctx: Ctx) -> None:
@@ -521,21 +600,29 @@ def switch_expressions(ctx: Ctx, caps) -> None:
             ctx.unsupported_at(ctx.span(n)[0], C.SWITCH_EXPRESSION)
             continue
         ctx.new_group()
+        where = expression_context(n)
         try:
-            _switch_expression(ctx, n, subject, kw, ob, cb)
+            _switch_expression(ctx, n, subject, kw, ob, cb, query=where == "query")
         except Unsupportable:
             _drop_group(ctx)
             ctx.unsupported_at(ctx.span(n)[0], C.SWITCH_EXPRESSION)
+            continue
+        if where == "initializer":
+            _wrap_initializer(ctx, *ctx.span(n), C.SWITCH_EXPRESSION)
 
 
-def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
+def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb, query: bool = False) -> None:
     v = ctx.fresh("s")
     ctx.use_region(n)
     toks = ctx.tokens()
-    em = Emitter(ctx, toks, C.SWITCH_EXPRESSION)
+    em = Emitter(ctx, toks, C.SWITCH_EXPRESSION, query=query)
     ctx.helpers.add(HELPER_FILE)
-    ctx.insert(ctx.span(subject)[0], f"({HELPER}.Bind(", C.SWITCH_EXPRESSION, prio=-1, span=ctx.span(n))
-    ctx.edit(*ctx.span(kw), f", out var {v}) ?", C.SWITCH_EXPRESSION)
+    if query:  # no out variables in a query clause: the value reaches the arms as a lambda parameter
+        ctx.insert(ctx.span(subject)[0], f"{HELPER}.Switch(", C.SWITCH_EXPRESSION, prio=-1, span=ctx.span(n))
+        ctx.edit(*ctx.span(kw), f", {v} =>", C.SWITCH_EXPRESSION)
+    else:
+        ctx.insert(ctx.span(subject)[0], f"({HELPER}.Bind(", C.SWITCH_EXPRESSION, prio=-1, span=ctx.span(n))
+        ctx.edit(*ctx.span(kw), f", out var {v}) ?", C.SWITCH_EXPRESSION)
     ctx.edit(*ctx.span(ob), "(", C.SWITCH_EXPRESSION)
     trailing = False
     seen: set[str] = set()
@@ -546,7 +633,8 @@ def _switch_expression(ctx: Ctx, n, subject, kw, ob, cb) -> None:
         elif c.type == ",":
             trailing = True
             ctx.edit(*ctx.span(c), ":", C.SWITCH_EXPRESSION)
-    ctx.edit(*ctx.span(cb), ("" if trailing else ":") + " throw null) : throw null)", C.SWITCH_EXPRESSION)
+    ctx.edit(*ctx.span(cb), ("" if trailing else ":") + (" throw null))" if query else " throw null) : throw null)"),
+             C.SWITCH_EXPRESSION)
 
 
 def _designations(p: P) -> list[int]:
