@@ -87,9 +87,17 @@ def pass_cost(snap, repeat: int) -> dict[str, float]:
     files = {f.path: f.text for f in snap.files}
     index = ProjectIndex(snap.configs)
     pre, _ = _timed(lambda: [preprocess(t, index.settings(p).defines) for p, t in files.items()], repeat)
-    without, _ = _timed(lambda: prepare(files, snap.configs, downlevel=False), repeat)
-    with_pass, prepared = _timed(lambda: prepare(files, snap.configs, downlevel=True), repeat)
-    return {"preprocess_s": pre, "prepare_without_pass_s": without, "downlevel_pass_s": max(0.0, with_pass - without),
+    # interleaved, and the pass is the median of the per-round differences (two medians apart would not cancel
+    # the machine's load)
+    without, with_pass, prepared = [], [], None
+    for _ in range(repeat):
+        t, _ = _timed(lambda: prepare(files, snap.configs, downlevel=False), 1)
+        without.append(t)
+        t, prepared = _timed(lambda: prepare(files, snap.configs, downlevel=True), 1)
+        with_pass.append(t)
+    diff = statistics.median(b - a for a, b in zip(without, with_pass))
+    return {"preprocess_s": pre, "prepare_without_pass_s": statistics.median(without),
+            "downlevel_pass_s": max(0.0, diff),
             "files_downleveled": prepared.stats["files_downleveled"],
             "downlevel_edits": prepared.stats["downlevel_edits"]}
 
