@@ -542,7 +542,7 @@ def is_patterns(ctx: Ctx, caps) -> None:
             _drop_group(ctx)
             ctx.unsupported_at(ks, C.PATTERN)
             continue
-        if where == "initializer":
+        if where == "initializer" and any("out " in e[2] for e in ctx.edits if e[6] == ctx.group):
             _wrap_initializer(ctx, ctx.span(subject)[0], em.e(p.end), C.PATTERN)
 
 
