@@ -110,6 +110,11 @@ class Analyzer(abc.ABC):
         handed to a toolchain as configuration."""
         return {}
 
+    def tree_source(self, path: str, text: str) -> bytes:
+        """The bytes tree-sitter parses for ``text`` when cutting statements: the file itself, unless the language
+        has a preprocessor (C#: inactive ``#if`` branches blanked, byte offsets kept)."""
+        return text.encode("utf-8")
+
     @classmethod
     def ts_language(cls):
         """The tree-sitter ``Language`` for this analyzer's grammar wheel."""

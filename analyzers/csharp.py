@@ -1,10 +1,19 @@
 """C#: file-local stub types, one compile of the original tree and one of the stubbed tree, diff.
 
+What both compiles see is the *analysed copy* of each file (``csharp_copy``): the C# preprocessor evaluated
+(``csharp_preprocess``: inactive ``#if`` branches and directive lines blanked, every position kept, with the
+symbols the project's ``*.csproj`` gives, read as data by ``csharp_project``), then, for mcs only, the down-level
+pass (``csharp_downlevel``: C# 8-12 rewritten into the C# 7 mcs reads, with an exact edit map; the project's
+``global using`` directives and the SDK's implicit usings placed in every file).  Every diagnostic position maps
+back through the stub insertions and the edit map to the original text, where references are reported and
+examples cut.  A construct the pass cannot rewrite is a recorded ``unsupported_syntax`` exclusion naming it.
+
 C# has no per-file imports of project classes, so for each file the stubs replace the project types declared in
 *other* files that it names (CrossCodeEval's dummy class in place of the real one).  As for Java, the stubs are
 empty nested types appended right before the closing brace of each of the file's top-level classes and structs
 (same line, so no position before them moves): a nested type shadows namespace and ``using``-imported types inside
-the class body.  Parts of one ``partial`` type share their members, so their stubs are merged into one part.
+the class body.  Parts of one ``partial`` type share their members, so their stubs are merged into one part; a
+name that is also a member of the host type (``PyType PyType => ...``) gets no stub.
 
 Compilers:
 - ``mcs`` (mono, C# up to 7.x): one ``--parse`` pass finds the files it cannot read (recorded as
@@ -13,15 +22,19 @@ Compilers:
   NuGet type in a signature, a missing ``using`` namespace), so the original tree first gets a *shim*: empty
   namespaces and placeholder types for every name mcs reports missing at declaration level, and ``override``
   blanked where the base is a placeholder; both trees are compiled with the same shim, so the diff stays sound.
+  A declaration mcs rejects itself (no placeholder helps) stops it before every body of the tree: those files are
+  recorded (``toolchain_cannot_parse``, "mcs rejects a declaration") and left out of both trees.
   Speed (the two whole-tree compiles are the floor; ``bench/analyzer_csharp.py`` measures against it): the parse
   pass runs while tree-sitter scans, each shim round compiles the original and the stubbed tree side by side (the
   stubbed result of the round that reaches the method bodies is the one kept), a missing qualified name gets all
   its placeholders in one round, and stubs sure to break a declaration (a nested type overriding a member of a
-  stubbed class...) are left out up front; a stubbed recompile without the offending files' stubs remains only
-  for a stubbed compile that still stopped before the bodies.  ``parallel=1, predict=False`` is the plain
-  step-by-step reference.
-- Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH: it parses current C# and checks
-  every body whatever fails elsewhere, so no parse pass and no shim are needed.
+  stubbed class, an override whose signature names a stub the base member does not see...) are left out up
+  front; stubbed recompiles without the offending files' stubs remain only for a stubbed compile that still
+  stopped before the bodies.  ``parallel=1, predict=False`` is the plain step-by-step reference.
+- Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH (the first choice): it parses
+  current C# and checks every body whatever fails elsewhere, so no parse pass, no shim and no down-level pass are
+  needed; it gets the preprocessed copy too, and the implicit usings as one generated file of ``global using``
+  directives.
 """
 
 from __future__ import annotations
@@ -41,7 +54,10 @@ from typing import Iterable
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, skip_type_args, strip_generics
 from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
                                        tree_has_errors, utf8_env, walk)
-from benchsmith.files import RepoSnapshot, SourceFile, write_tree
+from benchsmith.analyzers.csharp_copy import Prepared, prepare
+from benchsmith.analyzers.csharp_preprocess import preprocess
+from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX
+from benchsmith.files import RepoSnapshot, SourceFile, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Mount, ToolMissing, run, which
 
@@ -49,6 +65,12 @@ KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS042
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
 SHIM_FILE = "__benchsmith_shim__.cs"
 MAX_SHIM_ROUNDS = 4
+# .NET Standard 2.0 assemblies current code takes for granted (System.Numerics.BigInteger, dynamic) that mcs does
+# not reference by default; each is referenced where this machine's mono has it (``tool_versions`` says which).
+MCS_EXTRA_REFERENCES = ("System.Numerics.dll", "Microsoft.CSharp.dll")
+MAX_STUBBED_RECOMPILES = 3
+MAX_REJECT_ROUNDS = 2  # compiles again without the files whose declarations mcs itself rejects
+UNSUPPORTED_PREFIX = "unsupported_syntax:"  # an UNSUPPORTED_SYNTAX exclusion's detail names the construct after it
 
 
 class Compiler(str, enum.Enum):
@@ -135,6 +157,7 @@ class CsTop:
     kind: str
     partial: bool
     insert_at: int | None  # character offset of the closing brace of its body
+    members: frozenset[str] = frozenset()  # names of its members: a nested stub of one of them is CS0102
 
 
 @dataclass
@@ -148,6 +171,7 @@ class CsFileInfo:
     used: set[str] = field(default_factory=set)
     ts_error: bool = False
     tree: object = None
+    blocker_caps: dict | None = None  # the captures ``predict_blockers`` reads, taken by the scan's query
 
 
 @lru_cache(maxsize=1)
@@ -176,7 +200,8 @@ def _names_query():
     kinds = [k for k in TYPE_DECLS if lang.id_for_node_kind(k, True)]  # older grammars lack some kinds
     src = " ".join(f"({k} name: (_) @local)" for k in kinds)
     src += (" (type_parameter name: (_) @local) (identifier) @id (using_directive) @skip"
-            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip)")
+            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip) "
+            + BLOCKER_PATTERNS)
     return Query(lang, src)
 
 
@@ -184,10 +209,11 @@ def _name(node) -> str:
     return re.sub(r"\s+|/\*.*?\*/|//[^\n]*", "", node.text.decode("utf-8", "replace"), flags=re.S)
 
 
-def scan_csharp(src: SourceFile) -> CsFileInfo:
+def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
+    """``tree``: tree-sitter's tree of ``src.text`` when the caller has it already."""
     info = CsFileInfo(src.path)
     data = src.text.encode("utf-8")
-    tree = _cs_parser().parse(data)
+    tree = tree if tree is not None else _cs_parser().parse(data)
     info.tree = tree
     root = tree.root_node
     info.ts_error = tree_has_errors(root)
@@ -231,12 +257,13 @@ def scan_csharp(src: SourceFile) -> CsFileInfo:
                 if body is not None and body.children and body.children[-1].type == "}" \
                         and not body.children[-1].is_missing:
                     insert_at = bc.char(body.children[-1].start_byte)
-                info.tops.append(CsTop(current, name, kind, partial, insert_at))
+                info.tops.append(CsTop(current, name, kind, partial, insert_at, _member_names(body)))
 
     visit(root, "")
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(_names_query()).captures(root)
+    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
     info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
     skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
     spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]
@@ -250,6 +277,30 @@ def scan_csharp(src: SourceFile) -> CsFileInfo:
         spans = kept
     info.used = {data[s:e].decode("utf-8", "replace") for s, e in spans}
     return info
+
+
+MEMBER_NAMED = frozenset({"method_declaration", "property_declaration", "event_declaration", "delegate_declaration",
+                          *TYPE_DECLS})
+
+
+def _member_names(body) -> frozenset[str]:
+    """Names declared directly in a type body (fields, properties, methods, events, nested types)."""
+    if body is None:
+        return frozenset()
+    names: set[str] = set()
+    for m in body.named_children:
+        if m.type in MEMBER_NAMED:
+            n = m.child_by_field_name("name")
+            if n is not None:
+                names.add(n.text.decode("utf-8", "replace"))
+        elif m.type in ("field_declaration", "event_field_declaration"):
+            for v in walk(m):
+                if v.type == "variable_declarator":
+                    n = v.child_by_field_name("name") or next(
+                        (c for c in v.children if c.type == "identifier"), None)
+                    if n is not None:
+                        names.add(n.text.decode("utf-8", "replace"))
+    return frozenset(names)
 
 
 def _inside(node, types: tuple[str, ...]) -> bool:
@@ -340,6 +391,9 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
             local: set[str] = set()
             for p in parts:
                 local |= infos[p].local_names
+                for tp in infos[p].tops:
+                    if tp.namespace == top.namespace and tp.name == top.name:
+                        local |= tp.members  # `PyType PyType => ...`: a nested type PyType would clash
                 for n, t in wanted.get(p, {}).items():
                     union.setdefault(n, t)
             union = {n: t for n, t in union.items() if n not in local and t.file not in parts}
@@ -374,8 +428,70 @@ MEMBER_DECLS = ("method_declaration", "property_declaration", "indexer_declarati
 def _blocker_query():
     from tree_sitter import Query
 
-    return Query(_cs_language(), "(class_declaration) @type (record_declaration) @type"
-                                 " (explicit_interface_specifier) @explicit")
+    return Query(_cs_language(), BLOCKER_PATTERNS)
+
+
+BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
+                    " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
+                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)")
+
+
+SIGNATURE_SKIP = frozenset({"block", "arrow_expression_clause", "accessor_list", "attribute_list"})
+
+
+def _arity_of(ident) -> int:
+    """Type arguments written after an identifier (``Foo<A, B>``: 2); a stub shadows only a name of its arity."""
+    p = ident.parent
+    if p is not None and p.type == "generic_name" and p.children and p.children[0] == ident:
+        args = next((c for c in p.children if c.type == "type_argument_list"), None)
+        return len(args.named_children) if args is not None else 0
+    return 0
+
+
+def _signature_names(member) -> set[tuple[str, int]]:
+    """(identifier, arity) of a member's declaration (return type, parameters), not of its body or attributes."""
+    names: set[tuple[str, int]] = set()
+    name = member.child_by_field_name("name")
+    stack = [c for c in member.children if c.type not in SIGNATURE_SKIP and c != name]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            names.add((n.text.decode("utf-8", "replace"), _arity_of(n)))
+        stack.extend(c for c in n.children if c.type not in SIGNATURE_SKIP)
+    return names
+
+
+def _generic_base(node) -> bool:
+    """Whether a type declaration around ``node`` derives from a generic class (``: Visitor<TState, Value>``)."""
+    p = node.parent
+    while p is not None:
+        if p.type in TYPE_DECLS:
+            bases = next((c for c in p.children if c.type == "base_list"), None)
+            first = next(iter(bases.named_children), None) if bases is not None else None
+            if first is not None and first.type == "generic_name":
+                return True
+        p = p.parent
+    return False
+
+
+def _class_chain(node, types_by_name: dict[str, list[CsType]]) -> list[str]:
+    """Names of the type declarations around ``node`` and of their project base classes, nearest first."""
+    out: list[str] = []
+    p = node.parent
+    while p is not None:
+        if p.type in TYPE_DECLS:
+            n = p.child_by_field_name("name")
+            if n is not None:
+                out.append(n.text.decode("utf-8", "replace"))
+            bases = next((c for c in p.children if c.type == "base_list"), None)
+            first = next(iter(bases.named_children), None) if bases is not None else None
+            base = _simple_type_name(first) if first is not None else None
+            while base and base not in out and len(out) < 32:
+                out.append(base)
+                cands = types_by_name.get(base, [])
+                base = next((b for b in cands[0].supers[:1]), None) if cands else None
+        p = p.parent
+    return out
 
 
 def _simple_type_name(node) -> str | None:
@@ -402,17 +518,83 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
     """Files whose stubs are sure to break a declaration, which stops mcs before any method body of the whole
     stubbed tree: a type nested in a stub host that derives from a stubbed class and overrides one of its members
     (CS0115: the empty stub has nothing to override), or an explicit implementation of a stubbed interface's member
-    (CS0540/CS0539).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
+    (CS0540/CS0539); and, for any stub host, an ``override`` whose signature names a stub visible in its class or
+    inherited from a project base class (it no longer matches the base member: CS0115/CS0508), an explicit
+    implementation naming a stub in its type arguments, a qualified name through a stub outside the bodies
+    (CS0426).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
     recompile stays as the fallback for whatever this misses."""
     from tree_sitter import QueryCursor
 
     out: set[str] = set()
+    hosts: dict[tuple[str, int], str] = {}  # ("Top.Stub", arity) -> the file whose text carries that stub
+    for path, plan in sorted(plans.items()):
+        if plan.insertions.points:
+            for fqn, simple in plan.stub_fqns.items():
+                if fqn.count(".") >= 1:
+                    hosts.setdefault((".".join(fqn.split(".")[-2:]), plan.stubs[simple].arity), path)
+    types_by_name: dict[str, list[CsType]] = {}
+    for info in infos.values():
+        for t in info.declared:
+            types_by_name.setdefault(t.name, []).append(t)
+    stub_names = {n for plan in plans.values() for n in plan.stubs}
+    members_of: dict[str, set[str]] = {}  # top-level type name -> its members' names, over all its parts
+    for info in infos.values():
+        for top in info.tops:
+            members_of.setdefault(top.name, set()).update(top.members)
+    for path in sorted(infos):
+        text = texts.get(path)
+        if text is None or infos[path].tree is None or not any(n in text for n in stub_names):
+            continue
+        caps = infos[path].blocker_caps or QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        for mod in caps.get("mod", ()):
+            if mod.text != b"override":
+                continue
+            member = mod.parent
+            sig = {(n, k) for n, k in _signature_names(member) if n in stub_names}
+            if not sig:
+                continue
+            # The overridden member is declared in the first class up the chain that has a member of that name
+            # (none: a framework class).  A stub nested in that class or above it is seen by both declarations
+            # alike; one nested below it makes the override's signature differ from the base's.
+            chain = _class_chain(member, types_by_name)
+            mname = member.child_by_field_name("name")
+            mname = mname.text.decode("utf-8", "replace") if mname is not None else ""
+            declared_in = next((i for i, cls in enumerate(chain) if i > 0 and mname in members_of.get(cls, ())),
+                               len(chain))
+            if declared_in < len(chain) and _generic_base(member):
+                # a generic base's member is declared with its type parameters, substituted from outside the
+                # derived class's body: a stub nested in that base differs from them too
+                declared_in += 1
+            for cls in chain[:declared_in]:
+                for n, k in sig:
+                    host = hosts.get((f"{cls}.{n}", k))
+                    if host is not None:
+                        out.add(host)
+        for spec in caps.get("explicit", ()):
+            top = _top_type(spec)
+            tn = top.child_by_field_name("name") if top is not None else None
+            if tn is None:
+                continue
+            for ident in walk(spec):
+                if ident.type == "identifier":
+                    host = hosts.get((f"{tn.text.decode('utf-8', 'replace')}.{ident.text.decode('utf-8', 'replace')}",
+                                      _arity_of(ident)))
+                    if host is not None:
+                        out.add(host)
+        for q in caps.get("qualifier", ()):
+            name = q.text.decode("utf-8", "replace")
+            if name not in stub_names or _ancestor_node(q, BODY_NODES) is not None:
+                continue
+            for cls in _class_chain(q, types_by_name):
+                host = hosts.get((f"{cls}.{name}", _arity_of(q)))
+                if host is not None:
+                    out.add(host)
     for path in sorted(plans):
         stubs, text = plans[path].stubs, texts[path]
         if not stubs or ("override" not in text and not any(
                 t.kind == "interface" and f"{n}." in text for n, t in stubs.items())):
             continue  # neither an override nor a qualified name of a stubbed interface: nothing to look at
-        caps = QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
+        caps = infos[path].blocker_caps or QueryCursor(_blocker_query()).captures(infos[path].tree.root_node)
         for spec in caps.get("explicit", ()):
             name = next((n for n in (_simple_type_name(c) for c in spec.children) if n), None)
             top = _top_type(spec)
@@ -515,6 +697,14 @@ def _arity_at(text: str, at: int) -> int:
         elif ch == "," and depth == 1:
             commas += 1
     return 0
+
+
+def _ancestor_node(node, types: set[str] | frozenset[str]):
+    while node is not None:
+        if node.type in types:
+            return node
+        node = node.parent
+    return None
 
 
 def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str] | frozenset[str]):
@@ -673,7 +863,8 @@ def _position(text: str, offset: int) -> tuple[int, int]:
 _IDENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
 
 
-def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None:
+def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str, back=None) -> CrossFileRef | None:
+    """``back``: the analysed copy's offsets -> the original's (the down-level map), when they differ."""
     text = plan.stubbed_text
     pos = _offset(text, d.line, d.col)
     if pos is None:
@@ -710,6 +901,8 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     if symbol is None or stub_name is None or name_at is None:
         return None
     orig = plan.insertions.to_original(name_at)
+    if back is not None:
+        orig = back(orig)
     if orig is None or not original.startswith(symbol, orig):
         return None
     line, col = _position(original, orig)
@@ -717,8 +910,11 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str) -> CrossFileRef | None
     return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
 
 
+_WORD = re.compile(r"\w+")
+
+
 def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: dict[str, str],
-                cache: dict[tuple[str, str], bool] | None = None) -> str | None:
+                cache: dict | None = None) -> str | None:
     """The project file declaring ``member`` of ``t`` (its own, else a project base type's); None when only a
     framework base type can have it (``Exception.Message``), which is not cross-file knowledge.  ``cache`` keeps
     the (file, member) searches of one analysis (the same member is looked up from many files)."""
@@ -728,7 +924,11 @@ def member_file(t: CsType, member: str, types: dict[str, list[CsType]], texts: d
         key = (file, member)
         hit = cache.get(key)
         if hit is None:
-            hit = cache[key] = re.search(rf"\b{re.escape(member)}\b", texts.get(file, "")) is not None
+            # a whole-word occurrence, as `\bmember\b`: one set of the file's words instead of a regex per member
+            words = cache.get((file, None))
+            if words is None:
+                words = cache[(file, None)] = frozenset(_WORD.findall(texts.get(file, "")))
+            hit = cache[key] = member.lstrip("@") in words
         return hit
 
     queue, seen = [t], {t.fqn}
@@ -815,6 +1015,38 @@ class CSharpAnalyzer(Analyzer):
     # Place whole qualified names in the shim and take out stubs sure to break a declaration up front, instead of
     # learning both from extra compiles.  False is the plain round-by-round reference (the bench compares them).
     predict: bool = True
+    # The down-level pass (C# 8-12 -> C# 7 for mcs); False compiles the preprocessed text as it is.  Never with
+    # Roslyn, which reads current C# itself.
+    downlevel: bool = True
+
+    def _define_args(self) -> tuple[str, ...]:
+        """The preprocessor symbols of the build (the preprocessor evaluated them already; a file it left to the
+        compiler gets the same)."""
+        defines = sorted(getattr(self, "_defines", ()) or DEFAULT_DEFINES)
+        return (f"-define:{';'.join(defines)}",) if defines else ()
+
+    def uses_downlevel(self) -> bool:
+        """Whether ``analyze`` runs the down-level pass: only for mcs (Roslyn, the first choice where ``dotnet``
+        exists, parses current C#)."""
+        return self.downlevel and self._backend()[0] is Compiler.MCS
+
+    @classmethod
+    def read_configs(cls, repo, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
+        """``{relative path: text}`` of the repository's ``*.csproj`` and ``Directory.Build.props`` (data: their
+        unconditional defines, target frameworks and implicit usings; msbuild never runs), without following
+        symlinks."""
+        return read_data_files(repo, lambda name: name.lower().endswith(PROJECT_SUFFIX) or name in PROJECT_FILES,
+                               prune=lambda d: d.startswith(".") or d in ("bin", "obj"),
+                               max_bytes=max_bytes, max_files=max_files)
+
+    def tree_source(self, path: str, text: str) -> bytes:
+        """The bytes tree-sitter should parse for ``text``: the preprocessed file (inactive ``#if`` branches and
+        directive lines blanked), whose byte offsets are the original's, with the symbols of this analyzer's
+        last analysis (the defaults for a file it did not see)."""
+        pre = getattr(self, "_tree_sources", {}).get(path)
+        if pre is None or pre.original != text:
+            pre = preprocess(text, DEFAULT_DEFINES)
+        return pre.tree_bytes()
 
     def _backend(self) -> tuple[Compiler, Roslyn | None]:
         if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
@@ -828,7 +1060,16 @@ class CSharpAnalyzer(Analyzer):
         if kind is Compiler.CSC and roslyn is not None:
             return {"csc": PurePosixPath(roslyn.csc_dll).parent.parent.parent.name}
         v = _mcs_version(self.mcs, which(self.mcs) or "")
-        return {"mcs": v} if v else {}
+        out = {"mcs": v} if v else {}
+        refs = self._references()
+        if refs:
+            out["mcs_references"] = ",".join(refs)  # what this machine's mono has: part of the toolchain
+        return out
+
+    def _references(self) -> tuple[str, ...]:
+        if self.options.backend.value != "local":
+            return ()
+        return _mcs_references(self.mcs, which(self.mcs) or "")
 
     # -- compiler calls --------------------------------------------------------------------------------------
     def _rsp(self, path: Path, args: Iterable[str], files: Iterable[str]) -> None:
@@ -847,7 +1088,7 @@ class CSharpAnalyzer(Analyzer):
     def _csc(self, roslyn: Roslyn, tree: Path, files: list[str], rsp: Path, known: set[str],
              out_dll: Path) -> CompileOutcome:
         args = ["-nologo", "-noconfig", "-nostdlib+", "-target:library", "-unsafe+", "-langversion:latest",
-                "-nullable:enable", "-warn:0", "-deterministic+", f"-out:{out_dll}"]
+                "-nullable:enable", "-warn:0", "-deterministic+", f"-out:{out_dll}", *self._define_args()]
         args += [f'-r:"{r}"' for r in roslyn.references]
         self._rsp(rsp, args, files)
         res = run([roslyn.dotnet, roslyn.csc_dll, f"@{rsp}"], cwd=tree, env={**utf8_env(),
@@ -880,18 +1121,22 @@ class CSharpAnalyzer(Analyzer):
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.UNSAFE_PATH,
                                                    "a path with both quote characters cannot go in a response file",
                                                    repo))
-            elif f.path == SHIM_FILE:
+            elif f.path == SHIM_FILE or (f.path.startswith("__benchsmith_") and "/" not in f.path):
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.UNSAFE_PATH,
-                                                   "name reserved for benchsmith's placeholder file", repo))
+                                                   "name reserved for benchsmith's generated files", repo))
             else:
                 usable[f.path] = f.text
-        texts = {p: neutralise_error_directives(t) for p, t in usable.items()} if kind is Compiler.MCS else usable
+        prepared = prepare(usable, snapshot.configs, downlevel=self.downlevel and kind is Compiler.MCS,
+                           roslyn=kind is Compiler.CSC)
+        result.stats.update(prepared.stats)
+        self._tree_sources = {p: c.pre for p, c in prepared.copies.items()}
+        texts = prepared.texts()
         # The compiles are separate processes: with ``parallel`` > 1 the parse pass runs while tree-sitter scans,
         # and the original- and stubbed-tree compiles of a round run side by side.
         pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="csharp-compile") \
             if self.parallel > 1 else None
         try:
-            return self._analyze(result, repo, kind, roslyn, usable, texts, workdir, pool)
+            return self._analyze(result, repo, kind, roslyn, usable, prepared, workdir, pool)
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return result
@@ -900,8 +1145,10 @@ class CSharpAnalyzer(Analyzer):
                 pool.shutdown(wait=True)  # never leave a compiler running into the next repository
 
     def _analyze(self, result: AnalysisResult, repo: str, kind: Compiler, roslyn: Roslyn | None,
-                 usable: dict[str, str], texts: dict[str, str], workdir: Path,
+                 usable: dict[str, str], prepared: Prepared, workdir: Path,
                  pool: ThreadPoolExecutor | None) -> AnalysisResult:
+        texts = prepared.texts()
+        self._defines = prepared.defines
         def submit(fn, *args) -> Future:
             if pool is not None:
                 return pool.submit(fn, *args)
@@ -912,7 +1159,7 @@ class CSharpAnalyzer(Analyzer):
                 done.set_exception(exc)
             return done
 
-        known = set(texts) | {SHIM_FILE}
+        known = set(texts) | {SHIM_FILE} | set(prepared.helpers)
         orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
         for tree in (orig_tree, stub_tree):
             shutil.rmtree(tree, ignore_errors=True)
@@ -921,10 +1168,10 @@ class CSharpAnalyzer(Analyzer):
         write_tree(orig_tree, texts)
         written: dict[Path, dict[str, str]] = {orig_tree: dict(texts), stub_tree: {}}
         parsed = submit(self._parse_run, orig_tree, sorted(texts), workdir, known) if kind is Compiler.MCS else None
-        infos = {p: scan_csharp(SourceFile(p, t)) for p, t in usable.items()}
+        infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
         compiled = set(texts)
         if parsed is not None:
-            compiled = self._parse_verdict(repo, parsed.result(), texts, infos, result)
+            compiled = self._parse_verdict(repo, parsed.result(), texts, infos, result, prepared)
             if compiled is None:
                 return result
         plans = plan_all_stubs(infos, texts, compiled)
@@ -946,6 +1193,7 @@ class CSharpAnalyzer(Analyzer):
             files = {p: shim.apply_blanks(p, source[p]) for p in order}
             if kind is Compiler.MCS:
                 files[SHIM_FILE] = shim.text()
+            files.update(prepared.helpers)  # generated C#: down-level helpers, Roslyn's implicit usings
             return files
 
         dropped: set[str] | None = None
@@ -953,7 +1201,7 @@ class CSharpAnalyzer(Analyzer):
         # and it saves a compile round where a library is missing.
         shim = Shim(namespaces={u for p in order for u in infos[p].usings} - project_ns)
         likely_final = all(ns == "System" or ns.startswith(("System.", "Microsoft.")) for ns in shim.namespaces)
-        rounds = 0
+        rounds = rejects = 0
         while True:
             b_files = put(orig_tree, tree_files(texts))
             # the original tree compiles while the stubbed one is prepared
@@ -975,46 +1223,67 @@ class CSharpAnalyzer(Analyzer):
                            workdir) if speculate else None
             before = early.result()
             rounds += 1
-            final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS
-                     # Once mcs reports anything inside a method body it got past the declarations: more
-                     # placeholders (attributes it checks late) would only cost another round.
-                     or reached_bodies(before.diagnostics, infos, texts)
-                     or not shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict))
+            # Once mcs reports anything inside a method body it got past the declarations: more placeholders
+            # (attributes it checks late) would only cost another round.
+            final = (before.diagnostics is None or kind is not Compiler.MCS or rounds > MAX_SHIM_ROUNDS + rejects
+                     or reached_bodies(before.diagnostics, infos, texts))
+            fixed = 0 if final else shim_fixes(before.diagnostics, infos, texts, shim, project_ns, self.predict)
             # (in a round that is not the last, the stubbed tree's files are rewritten next: wait for its compile)
             after = later.result() if later is not None else None
             if before.diagnostics is None:
                 return self._fail(result, repo, before.error)
-            if final:
+            if not final and not fixed and rejects < MAX_REJECT_ROUNDS:
+                # No placeholder helps: mcs rejects a declaration itself (a construct it does not know that the
+                # down-level pass left, a C# 7.3 constraint...), which stops it before every body of the tree.
+                # Those files are recorded and left out of both trees, and the round is compiled again.
+                rejected = self._reject_declarations(repo, before.diagnostics, infos, texts, set(order), result,
+                                                     prepared)
+                if rejected:
+                    rejects += 1
+                    compiled -= rejected
+                    order = sorted(compiled)
+                    plans = plan_all_stubs(infos, texts, compiled)
+                    dropped = None
+                    continue
+            if final or not fixed:
                 if after is None:
                     after = self._compile(kind, roslyn, stub_tree, a_files, workdir / "stubbed.rsp", known, workdir)
                 break
-        result.stats["shim_rounds"] = rounds - 1
+        result.stats["shim_rounds"] = rounds - 1 - rejects
         result.stats["shim_entries"] = shim.size()
+        result.stats["rejected_files"] = len(set(texts)) - len(compiled) - result.stats.get("unparsed_files", 0) \
+            - result.stats.get("unsupported_files", 0) if kind is Compiler.MCS else 0
+        result.stats.update(compiled_files=len(compiled), files_with_stubs=len(plans),
+                            stubs=sum(len(p.stubs) for p in plans.values()))
         if after.diagnostics is None:
             return self._fail(result, repo, after.error)
         result.stats["stubbed_recompiles"] = 0
-        if kind is Compiler.MCS and not self._stubbed_reached_bodies(after.diagnostics, plans, dropped, infos, texts):
+        while kind is Compiler.MCS and result.stats["stubbed_recompiles"] < MAX_STUBBED_RECOMPILES and \
+                not self._stubbed_reached_bodies(after.diagnostics, plans, dropped, infos, texts):
             # Stubs that break a declaration (an override of a stubbed base...) stop mcs before any body: take
-            # those files' stubs out and compile once more.  (Once mcs got to the bodies, declaration-level
-            # errors of stubs did not stop it, and they are references like any other.)
+            # those files' stubs out and compile once more (mcs reports some only once others are gone).  (Once
+            # mcs got to the bodies, declaration-level errors of stubs did not stop it, and they are references
+            # like any other.)
             blockers = self._new_declaration_errors(before.diagnostics, after.diagnostics, plans, infos, texts,
                                                     dropped)
-            result.stats["stubbed_recompiles"] = int(bool(blockers))
-            if blockers:
-                dropped |= blockers
-                stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
-                after = self._compile(kind, roslyn, stub_tree, put(stub_tree, tree_files(stubbed)),
-                                      workdir / "stubbed.rsp", known, workdir)
-                if after.diagnostics is None:
-                    return self._fail(result, repo, after.error)
+            if not blockers:
+                break
+            result.stats["stubbed_recompiles"] += 1
+            dropped |= blockers
+            stubbed = {p: plans[p].stubbed_text if p in plans and p not in dropped else texts[p] for p in order}
+            after = self._compile(kind, roslyn, stub_tree, put(stub_tree, tree_files(stubbed)),
+                                  workdir / "stubbed.rsp", known, workdir)
+            if after.diagnostics is None:
+                return self._fail(result, repo, after.error)
         result.stats["files_stubs_dropped"] = len(dropped)
         self._collect_refs(result, before.diagnostics, after.diagnostics, plans, dropped, infos, texts, usable,
-                           compiled)
+                           compiled, prepared)
         return result
 
     def _collect_refs(self, result: AnalysisResult, before: list[CsDiagnostic], after: list[CsDiagnostic],
                       plans: dict[str, CsStubs], dropped: set[str], infos: dict[str, CsFileInfo],
-                      texts: dict[str, str], usable: dict[str, str], compiled: set[str]) -> None:
+                      texts: dict[str, str], usable: dict[str, str], compiled: set[str],
+                      prepared: Prepared | None = None) -> None:
         active = {p: pl for p, pl in plans.items() if p not in dropped}
         seen_before = set()
         for d in before:
@@ -1040,7 +1309,8 @@ class CSharpAnalyzer(Analyzer):
             if d.code not in KEPT_CODES:
                 unattributed += 1
                 continue
-            ref = cs_ref(d, plan, usable[d.file])
+            copy = prepared.copies.get(d.file) if prepared is not None else None
+            ref = cs_ref(d, plan, usable[d.file], copy.to_original if copy is not None and copy.downlevel else None)
             if ref is None or ref.defining_file == ref.file:
                 unattributed += 1
                 continue
@@ -1063,17 +1333,19 @@ class CSharpAnalyzer(Analyzer):
         if kind is Compiler.CSC and roslyn is not None:
             return self._csc(roslyn, tree, files, rsp, known, out)
         container = self.options.backend.value != "local"
-        return self._mcs(tree, files, rsp, MCS_OPTIONS, known, f"/tmp/benchsmith-{tree.name}.dll" if container
-                         else str(out))
+        return self._mcs(tree, files, rsp, (*MCS_OPTIONS, *self._define_args(),
+                                            *(f"-r:{r}" for r in self._references())), known,
+                         f"/tmp/benchsmith-{tree.name}.dll" if container else str(out))
 
     def _parse_run(self, tree: Path, files: list[str], workdir: Path, known: set[str]) -> CompileOutcome:
         """One ``mcs --parse`` over every file (needs no scan, so it runs while tree-sitter scans)."""
-        return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental"),
-                         known, "")
+        return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental",
+                                                               *self._define_args()), known, "")
 
     def _parse_verdict(self, repo: str, out: CompileOutcome, texts: dict[str, str], infos: dict[str, CsFileInfo],
-                       result: AnalysisResult) -> set[str] | None:
-        """The files the parse pass could not read are recorded and left out of both compiles."""
+                       result: AnalysisResult, prepared: Prepared | None = None) -> set[str] | None:
+        """The files the parse pass could not read, and those with a construct the down-level pass could not
+        rewrite, are recorded and left out of both compiles."""
         if out.diagnostics is None and not out.error.startswith("timeout"):
             # A parser crash (CS0589 is reported per file, but an unhandled exception aborts the run): fall back to
             # tree-sitter's verdict so one odd file does not cost the repository.
@@ -1085,12 +1357,50 @@ class CSharpAnalyzer(Analyzer):
         for d in out.diagnostics:
             if d.kind == "error" and d.file in texts and d.file not in bad:
                 bad[d.file] = d
-        for path, d in sorted(bad.items()):
-            reason = Reason.SYNTAX_ERROR if infos[path].ts_error else Reason.TOOLCHAIN_CANNOT_PARSE
+        unsupported = prepared.unsupported if prepared is not None else {}
+        for path in sorted(set(bad) | set(unsupported)):
+            if path in unsupported:
+                first = unsupported[path][0]
+                others = sorted({u.construct for u in unsupported[path][1:]} - {first.construct})
+                detail = f"{UNSUPPORTED_PREFIX}{first.construct} line {first.line + 1}" + (
+                    f" (also {', '.join(others)})" if others else "")
+                result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, Reason.UNSUPPORTED_SYNTAX,
+                                                   detail, repo))
+                continue
+            d = bad[path]
+            copy = prepared.copies.get(path) if prepared is not None else None
+            ts_error = copy.pre_ts_error if copy is not None and copy.pre_ts_error is not None \
+                else infos[path].ts_error
+            reason = Reason.SYNTAX_ERROR if ts_error else Reason.TOOLCHAIN_CANNOT_PARSE
+            line = _original_line(prepared, path, texts, d)
+            why = f"; preprocessor: {copy.pre.error}" if copy is not None and copy.pre.error else ""
             result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, reason,
-                                               f"mcs line {d.line}: {d.code} {d.message[:200]}", repo))
+                                               f"mcs line {line}: {d.code} {d.message[:200]}{why}", repo))
         result.stats["unparsed_files"] = len(bad)
-        return set(texts) - set(bad)
+        result.stats["unsupported_files"] = len(set(unsupported) - set(bad))
+        return set(texts) - set(bad) - set(unsupported)
+
+    @staticmethod
+    def _reject_declarations(repo: str, diags: list[CsDiagnostic], infos: dict[str, CsFileInfo],
+                             texts: dict[str, str], compiled: set[str], result: AnalysisResult,
+                             prepared: Prepared) -> set[str]:
+        """The files with an error outside every method body, each recorded with mcs's first such message; none
+        when that would leave nothing to compile."""
+        first: dict[str, CsDiagnostic] = {}
+        for d in diags:
+            if d.kind != "error" or d.file not in compiled or d.file in first:
+                continue
+            off = _offset(texts[d.file], d.line, d.col)
+            if off is not None and not in_body(infos[d.file], texts[d.file], off):
+                first[d.file] = d
+        if not first or len(first) >= len(compiled):
+            return set()
+        for path, d in sorted(first.items()):
+            result.exclusions.append(Exclusion(
+                f"{repo}/{path}", Stage.ANALYZER, Reason.TOOLCHAIN_CANNOT_PARSE,
+                f"mcs rejects a declaration, line {_original_line(prepared, path, texts, d)}: {d.code} "
+                f"{d.message[:200]}", repo))
+        return set(first)
 
     @staticmethod
     def _stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs], dropped: set[str],
@@ -1108,16 +1418,35 @@ class CSharpAnalyzer(Analyzer):
         return False
 
     def _new_declaration_errors(self, before, after, plans, infos, texts, dropped) -> set[str]:
+        """Files whose stubs break a declaration: the file of a new error outside every body, and the file whose
+        stub the message names (a stub nested in a base class is inherited: ``Equals(Base.PyObject)`` in a
+        derived class no longer overrides ``Equals(PyObject)``)."""
         seen = {(d.file, d.line, d.col, d.code) for d in before}
+        hosts: dict[str, str] = {}
+        for path, plan in sorted(plans.items()):
+            if plan.insertions.points:
+                for fqn in plan.stub_fqns:
+                    hosts.setdefault(fqn, path)
         files: set[str] = set()
         for d in after:
-            if d.kind != "error" or d.file not in plans or d.file in dropped or (d.file, d.line, d.col, d.code) in seen:
+            if d.kind != "error" or d.file not in texts or (d.file, d.line, d.col, d.code) in seen:
                 continue
-            plan = plans[d.file]
-            spos = _offset(plan.stubbed_text, d.line, d.col)
-            opos = plan.insertions.to_original(spos) if spos is not None else None
-            if opos is None or not in_body(infos[d.file], texts[d.file], opos):
+            plan = plans.get(d.file) if d.file not in dropped else None
+            if plan is not None:
+                spos = _offset(plan.stubbed_text, d.line, d.col)
+                opos = plan.insertions.to_original(spos) if spos is not None else None
+            else:
+                opos = _offset(texts[d.file], d.line, d.col)
+            if opos is not None and in_body(infos[d.file], texts[d.file], opos):
+                continue
+            if plan is not None:
                 files.add(d.file)
+            for name in quoted(d.message):
+                # `Ns.T.M(Ns.Base<A,B>.Stub)`: every dotted name in it, type arguments left out
+                for part in re.findall(r"[\w.]+", strip_generics(name)):
+                    host = hosts.get(part)
+                    if host is not None and host not in dropped:
+                        files.add(host)
         return files
 
     @staticmethod
@@ -1125,6 +1454,36 @@ class CSharpAnalyzer(Analyzer):
         reason = Reason.TOOL_TIMEOUT if error.startswith("timeout") else Reason.TOOL_CRASH
         result.exclusions.append(Exclusion(repo, Stage.ANALYZER, reason, error, repo))
         return result
+
+
+def _original_line(prepared: Prepared | None, path: str, texts: dict[str, str], d: CsDiagnostic) -> int:
+    """The 1-based line of the original file where a diagnostic of the analysed copy points."""
+    copy = prepared.copies.get(path) if prepared is not None else None
+    if copy is None or copy.downlevel is None:
+        return d.line
+    off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
+    return _position(copy.original, off)[0] + 1
+
+
+@lru_cache(maxsize=None)
+def _mcs_references(mcs: str, resolved: str) -> tuple[str, ...]:
+    """``MCS_EXTRA_REFERENCES`` this mcs finds (mono packages each assembly apart; a missing one would fail every
+    compile), probed once per process with an empty program."""
+    import tempfile
+
+    found: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="benchsmith-mcs-") as d:
+        src = Path(d) / "probe.cs"
+        src.write_text("class BenchsmithProbe { }\n", encoding="utf-8")
+        for ref in MCS_EXTRA_REFERENCES:
+            try:
+                res = run([mcs, "-target:library", "-nowarn:0", f"-r:{ref}", f"-out:{d}/probe.dll", str(src)],
+                          timeout=60, env=utf8_env())
+            except ToolMissing:
+                return ()
+            if res.returncode == 0 and not res.timed_out:
+                found.append(ref)
+    return tuple(found)
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,8 @@
-"""C# (mcs): the batched analyzer vs one compiler process per file, and vs two plain whole-tree mcs runs.
+"""C# (mcs): the batched analyzer vs one compiler process per file, and vs two plain whole-tree mcs runs; the cost
+of the down-level pass.
 
-On pythonnet 2.5.2's C# sources (PyPI sdist, 149 files), times (medians of --repeat runs)
+On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs reads through the down-level pass;
+``--package pythonnet==2.5.2`` for the C# 7 one), times (medians of --repeat runs)
   batched        = CSharpAnalyzer.analyze with mcs as shipped: the ``--parse`` pass beside the tree-sitter scan,
                    placeholder (shim) rounds whose original- and stubbed-tree compiles run side by side (2
                    processes), a stubbed recompile only when stubs stopped mcs before the bodies, and the diff;
@@ -16,14 +18,17 @@ On pythonnet 2.5.2's C# sources (PyPI sdist, 149 files), times (medians of --rep
   per-file       = for every file that gets stubs, one mcs process over the shimmed original tree and one over the
                    tree with only that file stubbed (mcs has no source path: a file only compiles with the whole
                    project); timed on a sample of files and extrapolated unless --all.
-Targets: per-file / batched >= 10x, batched / floor <= 1.5x.  The figures are taken in interleaved rounds (batched,
+  downlevel pass  = ``csharp_copy.prepare`` with the pass (and the incremental re-parse of the rewritten files the
+                   scan needs) minus without it (the preprocessor and the tree-sitter parse it needs are in both), over all
+                   files; ``preprocess`` = the preprocessor alone.
+Targets: per-file / batched >= 10x, batched / floor <= 1.5x, downlevel pass / batched <= 10%.  The figures are taken in interleaved rounds (batched,
 floors, reference, then again), and each ratio is the median of its per-round ratios, so that a machine whose
 load changes during the run (2 shared cores here) skews no figure against another.
 
 Reference check: the refs of ``batched`` must equal those of ``reference`` or be a superset of them (exit status 1
 otherwise).  Before the speed work the analyzer found 926 refs on pythonnet 2.5.2, ``refs_sha256`` 66b5ce4f026cacea.
 
-    python bench/analyzer_csharp.py [--repeat N] [--sample N | --all]
+    python bench/analyzer_csharp.py [--package pythonnet==3.0.5] [--repeat N] [--sample N | --all]
 """
 
 from __future__ import annotations
@@ -41,13 +46,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench._common import fetch_sdist  # noqa: E402  (needs ROOT on sys.path)
-SDIST = ("pythonnet==2.5.2", "pythonnet-2.5.2.tar.gz")
+PACKAGE = "pythonnet==3.0.5"
+
+
+def sdist(spec: str) -> tuple[str, str]:
+    name, _, version = spec.partition("==")
+    return spec, f"{name}-{version}.tar.gz"
+
+
+OPTIONS: list[str] = []  # the analyzer's own mcs options (read from its response file), so the floors match it
 
 
 def _rsp(path: Path, files, out: Path) -> Path:
     from benchsmith.analyzers.csharp import MCS_OPTIONS
 
-    path.write_text("\n".join([*MCS_OPTIONS, f"-out:{out}", *(f'"{f}"' for f in files)]) + "\n")
+    options = OPTIONS or list(MCS_OPTIONS)
+    path.write_text("\n".join([*options, f"-out:{out}", *(f'"{f}"' for f in files)]) + "\n")
     return path
 
 
@@ -64,7 +78,31 @@ def refs_digest(refs) -> str:
     return hashlib.sha256(json.dumps([r.to_dict() for r in refs], sort_keys=True).encode()).hexdigest()[:16]
 
 
-def bench(sample: int | None = 12, repeat: int = 3) -> dict:
+def pass_cost(snap, repeat: int) -> dict[str, float]:
+    """Seconds of the preprocessor alone, of preparing the copies without and with the down-level pass."""
+    from benchsmith.analyzers.csharp_copy import prepare
+    from benchsmith.analyzers.csharp_preprocess import preprocess
+    from benchsmith.analyzers.csharp_project import ProjectIndex
+
+    files = {f.path: f.text for f in snap.files}
+    index = ProjectIndex(snap.configs)
+    pre, _ = _timed(lambda: [preprocess(t, index.settings(p).defines) for p, t in files.items()], repeat)
+    # interleaved, and the pass is the median of the per-round differences (two medians apart would not cancel
+    # the machine's load)
+    without, with_pass, prepared = [], [], None
+    for _ in range(repeat):
+        t, _ = _timed(lambda: prepare(files, snap.configs, downlevel=False), 1)
+        without.append(t)
+        t, prepared = _timed(lambda: prepare(files, snap.configs, downlevel=True), 1)
+        with_pass.append(t)
+    diff = statistics.median(b - a for a, b in zip(without, with_pass))
+    return {"preprocess_s": pre, "prepare_without_pass_s": statistics.median(without),
+            "downlevel_pass_s": max(0.0, diff),
+            "files_downleveled": prepared.stats["files_downleveled"],
+            "downlevel_edits": prepared.stats["downlevel_edits"]}
+
+
+def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> dict:
     from benchsmith.analyzers import get_analyzer
     from benchsmith.analyzers.csharp import SHIM_FILE, Compiler
     from benchsmith.files import snapshot, write_tree
@@ -73,7 +111,7 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
     from benchsmith.sources import materialise
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-csharp-"))
-    co = materialise(RepoSpec(str(fetch_sdist(*SDIST))), tmp)
+    co = materialise(RepoSpec(str(fetch_sdist(*sdist(package)))), tmp)
 
     def analyzer(parallel: int, predict: bool):
         a = get_analyzer("csharp")
@@ -82,12 +120,14 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
 
     fast = analyzer(2, True)
     snap = snapshot(co.path, fast.extensions, tmp / "tree", repo_name="pythonnet")
+    snap.configs = fast.read_configs(co.path)  # as the builder does
     work = tmp / "work"
     fast.tool_versions()  # `mcs --version` is cached per process: keep it out of the first timed run
     result = fast.analyze(snap, work)  # the final trees the floors compile
     # the files the analyzer compiled (its response file; files mcs could not parse stay on disk, unlisted)
-    shimmed = sorted(line[1:-1] for line in (work / "original.rsp").read_text(encoding="utf-8").splitlines()
-                     if line[:1] in "\"'" and line)
+    lines = (work / "original.rsp").read_text(encoding="utf-8").splitlines()
+    shimmed = sorted(line[1:-1] for line in lines if line[:1] in "\"'" and line)
+    OPTIONS[:] = [line for line in lines if line.startswith("-") and not line.startswith("-out:")]
     c_rsp, d_rsp = _rsp(tmp / "c.rsp", shimmed, tmp / "c.dll"), _rsp(tmp / "d.rsp", shimmed, tmp / "d.dll")
     all_files = sorted(f.path for f in snap.files)
     write_tree(tmp / "plain-stubbed", {f.path: f.text for f in snap.files})
@@ -149,7 +189,9 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
         write_tree(one, {p: (work / "original" / p).read_text(encoding="utf-8")})
     measured = time.perf_counter() - t0
     per_file = measured * len(stubbed_paths) / max(1, len(chosen))
-    return {"language": "csharp", "files": len(snap.files), "files_with_stubs": len(stubbed_paths),
+    cost = pass_cost(snap, max(5, repeat))  # cheap: more runs, a steadier median
+    return {"language": "csharp", "package": package, "files": len(snap.files),
+            "compiled_files": result.stats.get("compiled_files"), "files_with_stubs": len(stubbed_paths),
             "rounds (medians of)": repeat,
             "batched_s": batched, "reference_s": reference, "per_file_s": per_file,
             "floor_s": floor, "floor_2_at_once_s": floor_parallel, "floor_plain_s": floor_plain,
@@ -165,7 +207,10 @@ def bench(sample: int | None = 12, repeat: int = 3) -> dict:
             "reference_stubbed_recompiles": ref_result.stats.get("stubbed_recompiles"),
             "refs": len(result.refs), "reference_refs": len(ref_result.refs),
             "refs_sha256": refs_digest(result.refs), "refs_vs_reference": check,
-            "targets": "per-file/batched >= 10x, batched/floor <= 1.5x, refs identical or a superset"}
+            **cost, "downlevel_pass_share": cost["downlevel_pass_s"] / batched,
+            "preprocess_share": cost["preprocess_s"] / batched,
+            "targets": "per-file/batched >= 10x, batched/floor <= 1.5x, downlevel pass/batched <= 0.10, "
+                       "refs identical or a superset"}
 
 
 def main() -> int:
@@ -173,8 +218,9 @@ def main() -> int:
     p.add_argument("--sample", type=int, default=12, help="files timed per-file (extrapolated to all)")
     p.add_argument("--all", action="store_true", help="time every file per-file (slow)")
     p.add_argument("--repeat", type=int, default=3, help="runs of each timed step; medians are reported")
+    p.add_argument("--package", default=PACKAGE, help="the PyPI sdist analysed (name==version)")
     args = p.parse_args()
-    row = bench(None if args.all else args.sample, max(1, args.repeat))
+    row = bench(None if args.all else args.sample, max(1, args.repeat), args.package)
     for k, v in row.items():
         print(f"{k:>30}: {v:.2f}" if isinstance(v, float) else f"{k:>30}: {v}")
     return 0 if row["refs_vs_reference"] in ("identical", "superset") else 1

@@ -89,6 +89,7 @@ class Reason(StrEnum):
     TOOL_CRASH = "toolchain_crash"
     TOOL_MISSING = "toolchain_missing"
     TOOLCHAIN_CANNOT_PARSE = "toolchain_cannot_parse"
+    UNSUPPORTED_SYNTAX = "unsupported_syntax"  # a construct no safe rewrite handles; the detail names it
     NO_CROSSFILE_REFS = "no_crossfile_refs"
     SYMBOL_NOT_IN_REPOSITORY = "symbol_not_defined_in_repository"
     # examples

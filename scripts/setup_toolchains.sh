@@ -8,6 +8,9 @@ mkdir -p "$PREFIX"
 need_apt=()
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mcs >/dev/null 2>&1 || need_apt+=(mono-mcs)
+# the .NET Standard assemblies the C# analyzer references when mono has them (System.Numerics, dynamic)
+[ -f /usr/lib/mono/4.5/System.Numerics.dll ] || need_apt+=(libmono-system-numerics4.0-cil)
+[ -f /usr/lib/mono/4.5/Microsoft.CSharp.dll ] || need_apt+=(libmono-microsoft-csharp4.0-cil)
 command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # Real Go code for tests/integration/test_go_real.py (module sources under /usr/share/gocode).
 [ -d /usr/share/gocode/src/github.com/hashicorp/hcl ] || need_apt+=(golang-github-hashicorp-hcl-dev)

@@ -269,7 +269,10 @@ class ExampleCutter(Step[CrossFileRef]):
                               "file not in snapshot", self.repository)
                 continue
             idx = TextIndex(src.text)
-            data = _parse_view(idx.data, self.analyzer)
+            # what the compiler read (C#: the active #if branches), with the original byte offsets
+            data = _parse_view(self.analyzer.tree_source(path, src.text), self.analyzer)
+            if len(data) != len(idx.data):  # an offset-changing view would cut the wrong text: never use one
+                data = _parse_view(idx.data, self.analyzer)
             tree = parser_for(self.analyzer, path).parse(data)
             covered_until = -1  # char offset where the previous example's groundtruth ends
             last_cursor = -1

@@ -135,10 +135,16 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
 
 @needs_mcs
 def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
-    _, res = _analyze(FIXTURES / "basic", tmp_path)
+    a = _mcs_analyzer()
+    a.downlevel = False
+    _, res = _analyze(FIXTURES / "basic", tmp_path / "off", a)
     # a C# 9 positional record: tree-sitter reads it, mcs cannot
     assert [(e.item_id, e.reason) for e in res.exclusions] == [("fixture/Modern/Point.cs",
                                                                  Reason.TOOLCHAIN_CANNOT_PARSE)]
+    assert res.exclusions[0].detail.startswith("mcs line 3: CS1525")
+    # the down-level pass makes it C# 7: compiled, nothing left out
+    _, res = _analyze(FIXTURES / "basic", tmp_path / "on")
+    assert res.exclusions == [] and res.stats["compiled_files"] == res.stats["files"]
 
 
 @needs_mcs
@@ -273,3 +279,97 @@ def test_predictions_and_side_by_side_compiles_keep_the_reference_refs(tmp_path)
     assert (a.stats["shim_rounds"], b.stats["shim_rounds"]) == (1, 3)
     assert a.stats["files_stubs_dropped_predicted"] == 2 and a.stats["stubbed_recompiles"] == 0
     assert b.stats["stubbed_recompiles"] == 1 and b.stats["files_stubs_dropped"] == 2
+
+
+# -- Roslyn stays the first choice where dotnet exists ---------------------------------------------------------
+
+def _fake_dotnet(root: Path, body: str) -> Path:
+    """A dotnet install's layout (an SDK's csc.dll, a reference pack) with ``body`` as the ``dotnet`` program."""
+    (root / "sdk" / "8.0.100" / "Roslyn" / "bincore").mkdir(parents=True)
+    (root / "sdk" / "8.0.100" / "Roslyn" / "bincore" / "csc.dll").write_bytes(b"")
+    ref = root / "packs" / "Microsoft.NETCore.App.Ref" / "8.0.0" / "ref" / "net8.0"
+    ref.mkdir(parents=True)
+    (ref / "System.Runtime.dll").write_bytes(b"")
+    exe = root / "dotnet"
+    exe.write_text(body)
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+def test_roslyn_is_chosen_where_dotnet_has_an_sdk_and_then_no_downlevel_pass(tmp_path, monkeypatch):
+    _fake_dotnet(tmp_path / "dotnet", "#!/bin/sh\nexit 0\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
+    auto = get_analyzer("csharp")
+    assert auto.compiler is Compiler.AUTO and auto._backend()[0] is Compiler.CSC
+    assert not auto.uses_downlevel() and "csc" in auto.tool_versions()
+    forced = _mcs_analyzer()
+    assert forced._backend()[0] is Compiler.MCS and forced.uses_downlevel()
+    forced.downlevel = False
+    assert not forced.uses_downlevel()
+    # a dotnet without an SDK (a runtime only) is no Roslyn
+    shutil.rmtree(tmp_path / "dotnet" / "sdk")
+    assert get_analyzer("csharp")._backend()[0] is Compiler.MCS
+
+
+# Stands for Roslyn: a ``dotnet`` that runs the real mcs on the response file csc gets (the options only csc knows
+# dropped) and prints mcs's diagnostics with Roslyn's quotes.  It exercises the csc path of the analyzer (its
+# response file, no parse pass, no shim, no down-level pass, csc-style messages) on code both compilers read.
+ROSLYN_STANDIN = """#!{python}
+import re, subprocess, sys
+rsp = sys.argv[2][1:]
+keep = []
+for line in open(rsp, encoding="utf-8").read().splitlines():
+    if line.startswith(("-out:", "-define:", '"', "'")):
+        keep.append(line)
+open(rsp + ".mcs", "w", encoding="utf-8").write("\\n".join(["-target:library", "-warn:0", *keep]) + "\\n")
+res = subprocess.run(["mcs", "@" + rsp + ".mcs"], capture_output=True, text=True)
+sys.stdout.write(re.sub(r"`([^']*)'", r"'\\1'", res.stdout + res.stderr))
+sys.exit(res.returncode)
+"""
+
+CSHARP7_PROJECT = {
+    "Lib/Widget.cs": """\
+namespace Acme.Lib {
+    public class Widget {
+        public int Size;
+        public Widget(int size) { Size = size; }
+        public static Widget Create() { return new Widget(1); }
+        public void Draw() {}
+    }
+}
+""",
+    "App/Program.cs": """\
+using Acme.Lib;
+namespace Acme.App {
+    public class Program {
+#if DEBUG
+        public int Debug() { return Widget.Create().Size; }
+#endif
+        public int Run() {
+            var w = new Widget(2);
+            w.Draw();
+            return Widget.Create().Size + w.Size;
+        }
+    }
+}
+""",
+}
+
+
+@needs_mcs
+def test_roslyn_path_reports_the_references_of_the_mcs_path(tmp_path, monkeypatch):
+    import sys
+
+    repo = _write(tmp_path / "repo", CSHARP7_PROJECT)
+    _, by_mcs = _analyze(repo, tmp_path / "mcs")
+    _fake_dotnet(tmp_path / "dotnet", ROSLYN_STANDIN.format(python=sys.executable))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
+    roslyn = get_analyzer("csharp")
+    _, by_csc = _analyze(repo, tmp_path / "csc", roslyn)
+    assert by_csc.stats["compiler"] == "csc" and by_mcs.stats["compiler"] == "mcs"
+    assert "files_downleveled" not in by_csc.stats or by_csc.stats["files_downleveled"] == 0
+    key = lambda r: (r.file, r.line, r.column, r.symbol, r.defining_file)  # noqa: E731
+    assert {key(r) for r in by_csc.refs} == {key(r) for r in by_mcs.refs}
+    # the inactive #if DEBUG method is read by neither (RELEASE build symbols)
+    assert sorted((r.line, r.column, r.symbol) for r in by_mcs.refs) == [(7, 24, "Widget"), (8, 14, "Draw"),
+                                                                         (9, 26, "Create")]

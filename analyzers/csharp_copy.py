@@ -1,0 +1,149 @@
+"""The analysed copy of each C# file: the text both compiles (original and stubbed tree) see, and the way back.
+
+original --preprocess--> same positions, inactive ``#if`` branches and directive lines blanked (tree-sitter and
+the compiler read the same code) --down-level (mcs only)--> C# 7 text with an exact edit map, the project's
+``global using`` directives and the SDK's implicit usings placed in every file of the project.
+
+Every position of the analysed copy maps back to the original (``AnalysedCopy.to_original``); references and
+cuts are always made on the original text.  With Roslyn (``dotnet``) there is no down-level pass: it reads
+current C# and global usings itself, and the implicit usings go into one generated file of ``global using``
+directives (``USINGS_FILE``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from benchsmith.analyzers.csharp_preprocess import Preprocessed, preprocess
+from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, ProjectIndex
+
+USINGS_FILE = "__benchsmith_usings__.cs"
+HELPER_PREFIX = "__benchsmith_helper_"
+
+
+@dataclass
+class AnalysedCopy:
+    path: str
+    original: str
+    text: str  # what both compiles see
+    pre: Preprocessed
+    downlevel: object = None  # csharp_downlevel.DownlevelResult when the pass ran and changed the text
+    tree: object = None  # tree-sitter tree of ``text`` when it is the preprocessed text (reused by the scan)
+    pre_ts_error: bool | None = None  # whether tree-sitter found an error in the preprocessed text
+
+    def to_original(self, offset: int | None) -> int | None:
+        """A character offset of ``text`` -> the original's (preprocessing keeps every position)."""
+        if offset is None or self.downlevel is None:
+            return offset
+        return self.downlevel.to_original_offset(offset)
+
+
+@dataclass
+class Prepared:
+    copies: dict[str, AnalysedCopy]
+    unsupported: dict[str, list] = field(default_factory=dict)  # path -> [csharp_downlevel.Unsupported]
+    helpers: dict[str, str] = field(default_factory=dict)  # generated file name -> C# 7 text (added to both trees)
+    defines: frozenset[str] = frozenset(DEFAULT_DEFINES)  # union over the files (handed to mcs too)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def texts(self) -> dict[str, str]:
+        return {p: c.text for p, c in self.copies.items()}
+
+
+@lru_cache(maxsize=1)
+def _value_type_query():
+    from tree_sitter import Query
+
+    from benchsmith.analyzers.csharp import _cs_language
+
+    return Query(_cs_language(), "(struct_declaration name: (_) @v) (enum_declaration name: (_) @v)"
+                                 " (record_declaration \"struct\" name: (_) @v)")
+
+
+def value_type_names(trees) -> frozenset[str]:
+    """Simple names of the project's structs, enums and record structs (a ``Foo?`` of these is ``Nullable``), from
+    (text, tree) pairs."""
+    from tree_sitter import QueryCursor
+
+    names: set[str] = set()
+    for text, tree in trees:
+        if "struct" not in text and "enum" not in text:
+            continue  # a query per file costs more than these two searches
+        for n in QueryCursor(_value_type_query()).captures(tree.root_node).get("v", ()):
+            names.add(n.text.decode("utf-8", "replace"))
+    return frozenset(names)
+
+
+def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, roslyn: bool = False) -> Prepared:
+    """The analysed copies of ``files`` (path -> original text); see the module docstring."""
+    from benchsmith.analyzers.csharp import _cs_parser, neutralise_error_directives
+
+    index = ProjectIndex(configs)
+    copies: dict[str, AnalysedCopy] = {}
+    defines: set[str] = set(DEFAULT_DEFINES)
+    stats = {"files_preprocessed": 0, "preprocess_errors": 0, "files_downleveled": 0, "downlevel_edits": 0,
+             "files_unsupported": 0, "files_not_rewritten": 0, "lossy_rewrites": 0}
+    trees = {}
+    parser = _cs_parser()
+    for path in sorted(files):
+        original = files[path]
+        settings = index.settings(path)
+        defines |= settings.defines
+        pre = preprocess(original, settings.defines)
+        stats["files_preprocessed"] += pre.changed
+        if pre.error:
+            stats["preprocess_errors"] += 1
+            # left to the compiler, which evaluates the directives itself with the same symbols
+            copies[path] = AnalysedCopy(path, original, neutralise_error_directives(original), pre)
+            continue
+        copies[path] = AnalysedCopy(path, original, pre.text, pre)
+        trees[path] = parser.parse(pre.text.encode("utf-8"))
+        copies[path].tree = trees[path]
+        copies[path].pre_ts_error = trees[path].root_node.has_error
+    out = Prepared(copies, defines=frozenset(defines), stats=stats)
+    implicit: dict[str, tuple[str, ...]] = {p: index.settings(p).implicit_usings for p in files}
+    if roslyn or not downlevel:
+        if roslyn:
+            namespaces = sorted({u for us in implicit.values() for u in us})
+            if namespaces:
+                out.helpers[USINGS_FILE] = "".join(f"global using global::{u};\n" for u in namespaces)
+        return out
+    from benchsmith.analyzers.csharp_downlevel import HELPER_SOURCES, downlevel as rewrite, extract_global_usings
+
+    # One project's global usings (and implicit ones) reach all of its files.
+    by_project: dict[str, list[str]] = {}
+    for path in sorted(trees):
+        project = index.settings(path).project
+        if "global" in copies[path].text:  # `global using` needs the keyword
+            by_project.setdefault(project, []).extend(extract_global_usings(copies[path].text, trees[path]))
+    value_types = value_type_names((copies[p].text, trees[p]) for p in sorted(trees))
+    for path in sorted(trees):
+        copy = copies[path]
+        if copy.pre_ts_error:
+            # tree-sitter cannot read it (a grammar gap, or a build configuration we do not know): no rewrite is
+            # safe on an error tree; the compiler decides, as without the pass
+            stats["files_not_rewritten"] += 1
+            continue
+        project = index.settings(path).project
+        usings: list[str] = []
+        for u in [*(f"using {ns};" for ns in implicit[path]), *by_project.get(project, ())]:
+            if u not in usings:
+                usings.append(u)
+        res = rewrite(copy.text, trees[path], global_usings=tuple(usings), value_types=value_types)
+        # rewrites that keep the file compiling but drop something (an object initializer of an untyped `new()`)
+        stats["lossy_rewrites"] += len(res.lossy)
+        if res.unsupported:
+            out.unsupported[path] = list(res.unsupported)
+            stats["files_unsupported"] += 1
+        for name in res.helpers:
+            if name in HELPER_SOURCES:
+                out.helpers[f"{HELPER_PREFIX}{name}.cs"] = HELPER_SOURCES[name]
+        if res.changed:
+            copy.text = res.text
+            copy.downlevel = res
+            # the scan needs the rewritten text's tree: parsed incrementally from the preprocessed one
+            copy.tree = res.reparse(trees[path], parser)
+            stats["files_downleveled"] += 1
+            stats["downlevel_edits"] += len(res.edits)
+    return out

@@ -1,0 +1,475 @@
+"""Declaration-level rewrites: records and primary constructors (parameters -> members + constructor), ``init``
+accessors, local functions (-> delegate-typed locals declared at the top of their block, so calls before the
+declaration and recursion still resolve), default interface members (bodies moved, with their exact map, into an
+abstract class next to the interface: mcs cannot compile a body inside an interface)."""
+
+from __future__ import annotations
+
+from benchsmith.analyzers.csharp_downlevel import Construct as C
+from benchsmith.analyzers.csharp_downlevel_core import Ctx, Rep, ancestor, child_of_type, children_of_type
+from benchsmith.analyzers.csharp_downlevel_rules import _rep_pieces, type_pieces
+
+
+def _params(ctx: Ctx, plist):
+    return [p for p in plist.named_children if p.type == "parameter"]
+
+
+def _member_names(ctx: Ctx, body) -> set[str]:
+    names = set()
+    if body is None:
+        return names
+    for m in body.named_children:
+        n = m.child_by_field_name("name")
+        if n is not None:
+            names.add(ctx.src(n))
+        for d in (m.named_children if m.type in ("field_declaration", "event_field_declaration") else ()):
+            for v in (d.named_children if d.type == "variable_declaration" else ()):
+                if v.type == "variable_declarator":
+                    vn = v.child_by_field_name("name") or (v.named_children[0] if v.named_children else None)
+                    if vn is not None:
+                        names.add(ctx.src(vn))
+    return names
+
+
+def _param_type_rep(ctx: Ctx, rep: Rep, p) -> bool:
+    t = p.child_by_field_name("type")
+    if t is None:
+        return False
+    rep.copy_pieces(_rep_pieces(type_pieces(ctx, t)))
+    return True
+
+
+def _copy_param(ctx: Ctx, rep: Rep, p, keep_attr) -> None:
+    """A parameter as text: attribute lists ``keep_attr`` accepts (without their target), modifiers, type, name,
+    default value."""
+    for a in children_of_type(p, "attribute_list"):
+        target = child_of_type(a, "attribute_target_specifier")
+        if not keep_attr(ctx.src(target).rstrip(":").strip() if target else ""):
+            continue
+        if target is not None:
+            rep.lit("[")
+            rep.copy(ctx.span(target)[1], ctx.span(a)[1])
+            rep.lit(" ")
+        else:
+            rep.copy(*ctx.span(a)).lit(" ")
+    t = p.child_by_field_name("type")
+    for m in p.children:
+        if m.type in ("modifier", "parameter_modifier", "this", "ref", "out", "in", "params", "scoped"):
+            if ctx.src(m) != "scoped":
+                rep.copy(*ctx.span(m)).lit(" ")
+    if t is not None:
+        rep.copy_pieces(_rep_pieces(type_pieces(ctx, t))).lit(" ")
+    rest_start = ctx.span(t)[1] if t is not None else ctx.span(p)[0]
+    rep.copy(rest_start, ctx.span(p)[1])
+
+
+def _base_args(ctx: Ctx, decl):
+    """(node to blank, argument_list) of a primary-constructor base call ``: Base(args)``."""
+    bl = child_of_type(decl, "base_list")
+    if bl is None:
+        return None
+    for c in bl.named_children:
+        if c.type == "primary_constructor_base_type":
+            args = child_of_type(c, "argument_list")
+            if args is not None:
+                return args
+        if c.type == "argument_list":
+            return c
+    return None
+
+
+def _ctor_and_members(ctx: Ctx, decl, params, is_struct: bool, properties: bool, construct) -> Rep:
+    body = decl.child_by_field_name("body") or child_of_type(decl, "declaration_list")
+    declared = _member_names(ctx, body)
+    name = decl.child_by_field_name("name")
+    rep = Rep(ctx).lit(" ")
+    for p in params:
+        pn = p.child_by_field_name("name")
+        if pn is None or ctx.src(pn) in declared:
+            continue
+        if properties:
+            for a in children_of_type(p, "attribute_list"):
+                target = child_of_type(a, "attribute_target_specifier")
+                if target is not None and ctx.src(target).rstrip(":").strip() == "property":
+                    rep.lit("[").copy(ctx.span(target)[1], ctx.span(a)[1]).lit(" ")
+            rep.lit("public ")
+        else:
+            # static: member initializers may read primary-constructor parameters (C# 12); an instance field there
+            # would be CS0236, and nothing ever runs, so the constructor need not assign them
+            rep.lit("private static ")
+        _param_type_rep(ctx, rep, p)
+        readonly = any(ctx.src(m) == "readonly" for m in children_of_type(decl, "modifier"))
+        rep.lit(" ").copy(*ctx.span(pn)).lit((" { get; }\n" if readonly else " { get; set; }\n") if properties else ";\n")
+    rep.lit("public ").copy(*ctx.span(name)).lit("(")
+    for k, p in enumerate(params):
+        if k:
+            rep.lit(", ")
+        _copy_param(ctx, rep, p, lambda target: target not in ("property", "field"))
+    rep.lit(")")
+    args = _base_args(ctx, decl)
+    if args is not None:
+        rep.lit(" : base").copy(*ctx.span(args))
+    elif is_struct:
+        rep.lit(" : this()")
+    rep.lit(" {")
+    for p in params if properties else ():
+        pn = p.child_by_field_name("name")
+        if pn is not None and ctx.src(pn) not in declared:
+            n = ctx.src(pn)
+            rep.lit(f" this.{n} = {n};")
+    rep.lit(" }\n")
+    if properties and params:
+        rep.lit("public void Deconstruct(")
+        for k, p in enumerate(params):
+            pn = p.child_by_field_name("name")
+            rep.lit(", " if k else "").lit("out ")
+            _param_type_rep(ctx, rep, p)
+            rep.lit(f" {ctx.src(pn)}")
+        rep.lit(") {")
+        for p in params:
+            n = ctx.src(p.child_by_field_name("name"))
+            rep.lit(f" {n} = this.{n};")
+        rep.lit(" }\n")
+    return rep
+
+
+def _place_members(ctx: Ctx, decl, rep: Rep, construct) -> None:
+    body = decl.child_by_field_name("body") or child_of_type(decl, "declaration_list")
+    if body is not None:
+        ob = child_of_type(body, "{")
+        ctx.edit(ctx.span(ob)[1], ctx.span(ob)[1], rep, construct)
+        return
+    semi = [c for c in decl.children if c.type == ";"]
+    if not semi:
+        raise ValueError("declaration without body")
+    s, e = ctx.span(semi[-1])
+    ctx.edit(s, e, Rep(ctx).lit("{").copy_pieces(_rep_pieces(rep)).lit("}"), construct)
+
+
+def records(ctx: Ctx, caps) -> None:
+    for d in caps.get("record_declaration", []) + caps.get("record_struct_declaration", []):
+        kw = child_of_type(d, "record")
+        if kw is None:
+            continue
+        ctx.new_group()
+        is_struct = child_of_type(d, "struct") is not None
+        explicit = child_of_type(d, "struct") or child_of_type(d, "class")
+        ks, ke = ctx.span(kw)
+        ctx.edit(ks, ke, "      " if explicit is not None else "class ", C.RECORD)
+        plist = child_of_type(d, "parameter_list")
+        params = _params(ctx, plist) if plist is not None else []
+        args = _base_args(ctx, d)
+        if args is not None:
+            ctx.blank(*ctx.span(args), C.RECORD)
+        if plist is None:
+            if not children_of_type(d, "declaration_list"):
+                semi = [c for c in d.children if c.type == ";"]
+                if semi:
+                    ctx.edit(*ctx.span(semi[-1]), "{}", C.RECORD)
+            continue
+        ctx.blank(*ctx.span(plist), C.RECORD)
+        try:
+            _place_members(ctx, d, _ctor_and_members(ctx, d, params, is_struct, True, C.RECORD), C.RECORD)
+        except ValueError:
+            ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+            ctx.unsupported_at(ks, C.RECORD)
+
+
+def primary_constructors(ctx: Ctx, caps) -> None:
+    for kind in ("class_declaration", "struct_declaration"):
+        for d in caps.get(kind, []):
+            plist = child_of_type(d, "parameter_list")
+            if plist is None:
+                continue
+            ctx.new_group()
+            params = _params(ctx, plist)
+            ctx.blank(*ctx.span(plist), C.PRIMARY_CONSTRUCTOR)
+            args = _base_args(ctx, d)
+            if args is not None:
+                ctx.blank(*ctx.span(args), C.PRIMARY_CONSTRUCTOR)
+            try:
+                _place_members(ctx, d, _ctor_and_members(ctx, d, params, kind == "struct_declaration", False,
+                                                         C.PRIMARY_CONSTRUCTOR), C.PRIMARY_CONSTRUCTOR)
+            except ValueError:
+                ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+                ctx.unsupported_at(ctx.span(d)[0], C.PRIMARY_CONSTRUCTOR)
+
+
+def accessors(ctx: Ctx, caps) -> None:
+    for a in caps.get("accessor_declaration", []):
+        kw = child_of_type(a, "init")
+        if kw is not None:
+            ctx.new_group()
+            ctx.edit(*ctx.span(kw), "set ", C.INIT_ACCESSOR)
+
+
+_BY_REF = frozenset({"ref", "out", "in"})
+
+
+def local_functions(ctx: Ctx, caps) -> None:
+    # innermost first: a function moved out of its method carries the rewrites of the ones nested in it
+    for f in sorted(caps.get("local_function_statement", []), key=lambda n: -n.start_byte):
+        ctx.new_group()
+        try:
+            _local_function(ctx, f)
+        except ValueError:
+            ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+            try:
+                _hoist_to_method(ctx, f)
+            except ValueError:
+                ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
+                ctx.unsupported_at(ctx.span(f)[0], C.LOCAL_FUNCTION)
+
+
+_MEMBER_KINDS = ("method_declaration", "constructor_declaration", "destructor_declaration", "operator_declaration",
+                 "conversion_operator_declaration", "property_declaration", "indexer_declaration",
+                 "event_declaration")
+_TYPE_KINDS = ("class_declaration", "struct_declaration", "record_declaration")
+
+
+def _hoist_to_method(ctx: Ctx, f) -> None:
+    """A local function no delegate can stand for (generic, a ``params`` array) becomes a private method right
+    after its member, with the member's type parameters added: calls resolve and its body is checked; what it
+    captured from the member is lost (lossy unless it is ``static``)."""
+    member = f.parent
+    while member is not None and not (member.type in _MEMBER_KINDS and member.parent is not None
+                                      and member.parent.type == "declaration_list"
+                                      and member.parent.parent is not None
+                                      and member.parent.parent.type in _TYPE_KINDS):
+        member = member.parent
+    ret = f.child_by_field_name("type") or f.child_by_field_name("returns")
+    name = f.child_by_field_name("name")
+    body = f.child_by_field_name("body")
+    if member is None or ret is None or name is None or body is None:
+        raise ValueError("no enclosing member")
+    mods = [ctx.src(m) for m in children_of_type(f, "modifier")]
+    static = "static" in mods or any(ctx.src(m) == "static" for m in children_of_type(member, "modifier"))
+    outer = _outer_type_parameters(ctx, f)
+    fs, fe = ctx.span(f)
+    rs = ctx.span(ret)[0]
+    rep = Rep(ctx).lit("\n private " + ("static " if static else "") +
+                       "".join(m + " " for m in mods if m in ("async", "unsafe")))
+    tpl = f.child_by_field_name("type_parameters") or child_of_type(f, "type_parameter_list")
+    ne = ctx.span(name)[1]
+    if tpl is not None:
+        ts = ctx.span(tpl)[0] + 1
+        rep.copy_edited(rs, ts).lit("".join(t + ", " for t in outer))
+        pos = ts
+    else:
+        rep.copy_edited(rs, ne).lit(f"<{', '.join(outer)}>" if outer else "")
+        pos = ne
+    bs = ctx.span(body)[0]
+    rep.copy_edited(pos, bs)
+    n = f.parent
+    while n is not None and n.id != member.parent.id:
+        if n.type in ("method_declaration", "local_function_statement") and n.id != f.id:
+            for cl in children_of_type(n, "type_parameter_constraints_clause"):
+                rep.lit(" ").copy_edited(*ctx.span(cl)).lit(" ")
+        n = n.parent
+    rep.copy_edited(bs, fe)
+    ctx.drop_inside(fs, fe)
+    ctx.blank(fs, fe, C.LOCAL_FUNCTION)
+    me = ctx.span(member)[1]
+    ctx.edit(me, me, rep, C.LOCAL_FUNCTION)
+    if not static:
+        ctx.lossy_at(fs, C.LOCAL_FUNCTION)
+
+
+def _outer_type_parameters(ctx: Ctx, f) -> list[str]:
+    """Type parameters of the methods / local functions around ``f`` (a nested delegate type needs them)."""
+    out = []
+    n = f.parent
+    while n is not None and n.type not in ("class_declaration", "struct_declaration", "record_declaration",
+                                           "interface_declaration"):
+        if n.type in ("method_declaration", "local_function_statement"):
+            tps = n.child_by_field_name("type_parameters") or child_of_type(n, "type_parameter_list")
+            if tps is not None:
+                out = [ctx.src(tp.child_by_field_name("name") or tp) for tp in tps.named_children
+                       if tp.type == "type_parameter"] + out
+        n = n.parent
+    return out
+
+
+def _local_function(ctx: Ctx, f) -> None:
+    """``R f(A a) {..}`` -> ``f = (A a) => {..};`` with ``Func<A, R> f = null;`` at the top of the block (calls
+    before the declaration and recursion resolve).  Parameters ``ref``/``out``/``in``/``params`` or defaults need a
+    delegate type of their own: ``delegate R __dN(..)`` declared in the enclosing type."""
+    if f.parent is not None and f.parent.type == "ERROR":
+        return  # tree-sitter lost its way (a method read as a local function): mcs decides, nothing to rewrite
+    name = f.child_by_field_name("name")
+    ret = f.child_by_field_name("type") or f.child_by_field_name("returns")
+    plist = f.child_by_field_name("parameters") or child_of_type(f, "parameter_list")
+    body = f.child_by_field_name("body")
+    if name is None or ret is None or plist is None or body is None or child_of_type(f, "type_parameter_list"):
+        raise ValueError("generic or incomplete local function")
+    params = _params(ctx, plist)
+    if len(params) != len(plist.named_children):  # ``params T[] x`` is no parameter node in this grammar
+        raise ValueError("params array")
+    custom = len(params) > 16
+    for p in params:
+        if p.child_by_field_name("type") is None:
+            raise ValueError("untyped parameter")
+        words = {ctx.src(c) for c in p.children if c.type in ("modifier", "parameter_modifier")} | \
+            {c.type for c in p.children if c.type in _BY_REF}
+        if words & _BY_REF or any(c.type == "=" for c in p.children) or child_of_type(p, "attribute_list"):
+            custom = True
+        if words - _BY_REF - {"scoped"}:
+            raise ValueError("parameter modifier")
+    mods = [ctx.src(m) for m in children_of_type(f, "modifier")]
+    if any(m not in ("static", "async", "unsafe") for m in mods):
+        raise ValueError("modifier")
+    holder = f.parent
+    if holder is None or holder.type not in ("block", "switch_section"):
+        raise ValueError("not in a block")
+    void = ctx.src(ret) == "void"
+    decl = Rep(ctx).lit(" ")
+    if custom:
+        host = ancestor(f, "class_declaration", "struct_declaration", "record_declaration")
+        hbody = host.child_by_field_name("body") if host is not None else None
+        if hbody is None or child_of_type(hbody, "{") is None:
+            raise ValueError("no enclosing type")
+        dname = ctx.fresh("d")
+        tps = _outer_type_parameters(ctx, f)
+        targs = f"<{', '.join(tps)}>" if tps else ""
+        d = Rep(ctx).lit(" " + ("unsafe " if "unsafe" in mods else "") + "delegate ")
+        d.copy_pieces(_rep_pieces(type_pieces(ctx, ret))).lit(f" {dname}{targs}(")
+        for k, p in enumerate(params):
+            d.lit(", " if k else "")
+            _copy_param(ctx, d, p, lambda target: True)
+        d.lit(");\n")
+        at = ctx.span(child_of_type(hbody, "{"))[1]
+        ctx.edit(at, at, d, C.LOCAL_FUNCTION)
+        decl.lit(f"{dname}{targs}")
+        # a lambda's parameters take neither defaults nor attributes
+        for p in params:
+            for a in children_of_type(p, "attribute_list"):
+                ctx.blank(*ctx.span(a), C.LOCAL_FUNCTION)
+            eq = child_of_type(p, "=")
+            if eq is not None:
+                ctx.blank(ctx.span(eq)[0], ctx.span(p)[1], C.LOCAL_FUNCTION)
+    else:
+        decl.lit("global::System." + ("Action" if void else "Func"))
+        types = [p.child_by_field_name("type") for p in params] + ([] if void else [ret])
+        if types:
+            decl.lit("<")
+            for k, t in enumerate(types):
+                decl.lit(", " if k else "").copy_pieces(_rep_pieces(type_pieces(ctx, t)))
+            decl.lit(">")
+    decl.lit(" ").copy(*ctx.span(name)).lit(" = null;\n")
+    if holder.type == "block":
+        ob = child_of_type(holder, "{")
+        at = ctx.span(ob)[1]
+    else:
+        first = next((c for c in holder.named_children if c.type.endswith("statement")), None)
+        if first is None:
+            raise ValueError("empty section")
+        at = ctx.span(first)[0]
+    ctx.edit(at, at, decl, C.LOCAL_FUNCTION, prio=-1)
+    fs = ctx.span(f)[0]
+    ns, ne = ctx.span(name)
+    ctx.edit(fs, ne, Rep(ctx).copy(ns, ne).lit(" = " + ("async " if "async" in mods else "")), C.LOCAL_FUNCTION)
+    if body.type == "block":
+        ctx.insert(ctx.span(body)[0], "=> ", C.LOCAL_FUNCTION, prio=-1)
+        ctx.insert(ctx.span(body)[1], ";", C.LOCAL_FUNCTION)
+
+
+_INTERFACE_MODIFIERS = frozenset({"public", "private", "protected", "internal", "virtual", "abstract", "sealed",
+                                  "extern", "partial"})
+
+
+def default_interface_members(ctx: Ctx, caps) -> None:
+    """An interface member with a body (C# 8), a static member or an access modifier: mcs rejects them all.  The
+    members with bodies and the static ones leave the interface (a declaration left there would make every
+    implementer relying on the default fail with CS0535, at declaration level) for an abstract class next to it,
+    with abstract copies of the other members so the bodies resolve what they call.  An instance method also gets
+    an extension method of the same signature on the interface (top-level interfaces), so calls through the
+    interface still resolve -- and fail against a stub of it, as a cross-file use should."""
+    for i in caps.get("interface_declaration", []):
+        body = i.child_by_field_name("body") or child_of_type(i, "declaration_list")
+        if body is None:
+            continue
+        moved = []
+        for m in body.named_children:
+            has_body = m.child_by_field_name("body") is not None or child_of_type(m, "arrow_expression_clause") \
+                or any(child_of_type(a, "block", "arrow_expression_clause") is not None
+                       for a in children_of_type(child_of_type(m, "accessor_list") or m, "accessor_declaration"))
+            static = any(ctx.src(x) == "static" for x in children_of_type(m, "modifier"))
+            if has_body or static or m.type in ("field_declaration", "operator_declaration",
+                                                "conversion_operator_declaration", "constructor_declaration"):
+                moved.append(m)
+        moved_ids = {m.id for m in moved}
+        extra = [x for m in body.named_children if m.id not in moved_ids
+                 for x in children_of_type(m, "modifier") if ctx.src(x) in _INTERFACE_MODIFIERS]
+        if not moved and not extra:
+            continue
+        ctx.new_group()
+        for x in extra:
+            ctx.blank(*ctx.span(x), C.DEFAULT_INTERFACE_MEMBER)
+        if not moved:
+            continue
+        tps = child_of_type(i, "type_parameter_list")
+        clauses = children_of_type(i, "type_parameter_constraints_clause")
+        helper = Rep(ctx).lit(f" internal abstract class {ctx.fresh('dim')}")
+        if tps is not None:
+            helper.copy(*ctx.span(tps))
+        for cl in clauses:
+            helper.lit(" ").copy(*ctx.span(cl))
+        helper.lit(" {")
+        ext = Rep(ctx)
+        for m in moved:
+            ms, me = ctx.span(m)
+            mods = children_of_type(m, "modifier")
+            start = max([ctx.span(x)[1] for x in mods + children_of_type(m, "attribute_list")], default=ms)
+            static = any(ctx.src(x) == "static" for x in mods)
+            if not any(ctx.src(x) == "abstract" for x in mods):
+                helper.lit("\n public " + ("static " if static else ""))
+                helper.copy_edited(start, me)
+                if m.type == "method_declaration" and not static:
+                    _extension(ctx, ext, i, m, tps, clauses)
+            ctx.drop_inside(ms, me)
+            ctx.blank(ms, me, C.DEFAULT_INTERFACE_MEMBER)
+        for m in body.named_children:
+            if m.id in moved_ids or m.type not in ("method_declaration", "property_declaration",
+                                                   "indexer_declaration", "event_declaration",
+                                                   "event_field_declaration"):
+                continue
+            ms, me = ctx.span(m)
+            mods = children_of_type(m, "modifier") + children_of_type(m, "attribute_list")
+            start = max([ctx.span(x)[1] for x in mods], default=ms)
+            helper.lit("\n public abstract ").copy_edited(start, me)
+        helper.lit(" }")
+        top_level = i.parent is not None and (i.parent.type == "compilation_unit" or (
+            i.parent.type == "declaration_list" and i.parent.parent is not None
+            and i.parent.parent.type == "namespace_declaration")) or (
+            i.parent is not None and i.parent.type == "compilation_unit")
+        if ext.parts and top_level:
+            helper.lit(f"\n internal static class {ctx.fresh('ext')} {{").copy_pieces(_rep_pieces(ext)).lit(" }")
+        ctx.edit(ctx.span(i)[1], ctx.span(i)[1], helper, C.DEFAULT_INTERFACE_MEMBER)
+
+
+def _extension(ctx: Ctx, rep: Rep, iface, m, tps, clauses) -> None:
+    """``R M<U>(P p)`` of interface ``I<T>`` -> ``public static R M<T, U>(this I<T> __self, P p) { throw null; }``."""
+    ret = m.child_by_field_name("returns") or m.child_by_field_name("type")
+    name = m.child_by_field_name("name")
+    plist = m.child_by_field_name("parameters") or child_of_type(m, "parameter_list")
+    if ret is None or name is None or plist is None:
+        return
+    mtps = m.child_by_field_name("type_parameters") or child_of_type(m, "type_parameter_list")
+    itp = [ctx.src(t.child_by_field_name("name") or t) for t in tps.named_children
+           if t.type == "type_parameter"] if tps is not None else []
+    mtp = [ctx.src(t.child_by_field_name("name") or t) for t in mtps.named_children
+           if t.type == "type_parameter"] if mtps is not None else []
+    rep.lit("\n public static ").copy_pieces(_rep_pieces(type_pieces(ctx, ret))).lit(" ").copy(*ctx.span(name))
+    if itp or mtp:
+        rep.lit("<" + ", ".join(itp + mtp) + ">")
+    rep.lit("(this ").copy(*ctx.span(iface.child_by_field_name("name")))
+    if itp:
+        rep.lit("<" + ", ".join(itp) + ">")
+    rep.lit(" __self")
+    inner = ctx.text[ctx.span(plist)[0] + 1:ctx.span(plist)[1] - 1]
+    if inner.strip():
+        rep.lit(", ").copy_edited(ctx.span(plist)[0] + 1, ctx.span(plist)[1] - 1)
+    rep.lit(")")
+    for cl in clauses + children_of_type(m, "type_parameter_constraints_clause"):
+        rep.lit(" ").copy(*ctx.span(cl))
+    rep.lit(" { throw null; }")
