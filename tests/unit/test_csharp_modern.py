@@ -99,7 +99,8 @@ namespace Acme.App
 """
     a, snap, res = _analyze(tmp_path, {"Lib/Widget.cs": LIB, "App/Program.cs": app})
     assert _refs(res, "App/Program.cs") == [(6, 35, "Create"), (8, 39, "Widget"), (8, 49, "Size")]
-    assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Draw();", "Widget(3).Size;"]
+    # every reference is a candidate (issue 14): the later `Size` in the same statement is an example too
+    assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Draw();", "Widget(3).Size;", "Size;"]
 
 
 def test_project_defines_and_implicit_usings_come_from_the_csproj(tmp_path):
