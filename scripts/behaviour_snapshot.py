@@ -39,6 +39,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,6 +73,30 @@ class Mask:
 # Nothing is masked: two records in a row of the same checkout are byte-identical (see
 # docs/behaviour-snapshot.md).  A mask goes here only for a field documented as run-dependent, with its reason.
 MASKS: tuple[Mask, ...] = ()
+
+
+@dataclass(frozen=True)
+class PathMask:
+    """A part of a file's *path* that is documented as run-dependent: replaced before the path is recorded."""
+
+    regex: str
+    replacement: str
+    why: str
+
+
+PATH_MASKS: tuple[PathMask, ...] = (
+    # builders/cceval/build.py `_shard_location`: a shard directory is named by the repository id plus a digest
+    # of the id and the source's *absolute* path (so that r2/proj never resumes r1/proj's shard); two records
+    # in different directories therefore name the same shard differently.  Its files are still compared.
+    PathMask(r"(/\.shards/[^/]+)-[0-9a-f]{16}/", r"\1-<source digest>/",
+             "shard directory digest covers the absolute source path (build.py _shard_location)"),
+)
+
+
+def mask_path(rel: str, masks: Sequence[PathMask] = PATH_MASKS) -> str:
+    for m in masks:
+        rel = re.sub(m.regex, m.replacement, rel)
+    return rel
 
 
 @dataclass(frozen=True)
@@ -132,9 +157,11 @@ def _masked_bytes(data: bytes, rel: str, masks: Sequence[Mask]) -> tuple[bytes, 
     return out.encode("utf-8"), sorted(keys)
 
 
-def hash_tree(root: Path, under: str, masks: Sequence[Mask] = MASKS) -> dict[str, dict[str, Any]]:
+def hash_tree(root: Path, under: str, masks: Sequence[Mask] = MASKS,
+              path_masks: Sequence[PathMask] = PATH_MASKS) -> dict[str, dict[str, Any]]:
     """``{relative path: {"sha256", "size"[, "masked"]}}`` for every file under ``root/under`` (paths relative
-    to ``root``, POSIX, sorted); a symbolic link is recorded by its target, never followed."""
+    to ``root``, POSIX, sorted, with ``path_masks`` applied); a symbolic link is recorded by its target, never
+    followed.  Two files whose masked paths coincide keep their own paths (so the clash shows in a compare)."""
     entries: dict[str, dict[str, Any]] = {}
     base = root / under
     if not base.exists():
@@ -154,7 +181,11 @@ def hash_tree(root: Path, under: str, masks: Sequence[Mask] = MASKS) -> dict[str
             if masked:
                 entry["masked"] = masked
             entries[rel] = entry
-    return dict(sorted(entries.items()))
+    masked_paths: dict[str, list[str]] = {}
+    for rel in entries:
+        masked_paths.setdefault(mask_path(rel, path_masks), []).append(rel)
+    renamed = {(new if len(olds) == 1 else rel): entries[rel] for new, olds in masked_paths.items() for rel in olds}
+    return dict(sorted(renamed.items()))
 
 
 def write_json(path: Path, value: Any) -> None:
@@ -451,8 +482,9 @@ class Recorder:
             "with_model": self.with_model,
             "self_tree_rev": self.self_rev if "demo" in parts else None,
             "masks": [dataclasses.asdict(m) for m in MASKS],
+            "path_masks": [dataclasses.asdict(m) for m in PATH_MASKS],
             "commands": [{"part": c.part, "argv": c.argv} for c in self.commands],
-            "inputs": hash_tree(self.output, "inputs", ()),
+            "inputs": hash_tree(self.output, "inputs", (), ()),
             "files": hash_tree(self.output, "out"),
         }
 
@@ -532,6 +564,19 @@ def record(output: Path, parts: Sequence[str], manifest_path: Path | None = None
     progress(f"recorded {len(rec.manifest(parts)['files'])} files in {time.monotonic() - start:.1f}s "
              f"({', '.join(f'{p} {s:.0f}s' for p, s in rec.parts_seconds.items())}) -> {manifest_path}")
     return manifest_path
+
+
+def rehash(manifest_path: Path) -> None:
+    """Recompute a manifest's hashes from its record on disk (after a change of ``MASKS`` / ``PATH_MASKS``)."""
+    manifest = load_manifest(manifest_path)
+    root = _record_root(Path(manifest_path))
+    if root is None or not (root / "out").is_dir():
+        raise SnapshotError(f"the record of {manifest_path} is not on disk (no {manifest_path}.run.json)")
+    manifest.update(masks=[dataclasses.asdict(m) for m in MASKS],
+                    path_masks=[dataclasses.asdict(m) for m in PATH_MASKS],
+                    inputs=hash_tree(root, "inputs", (), ()), files=hash_tree(root, "out"))
+    write_json(Path(manifest_path), manifest)
+    progress(f"rehashed {len(manifest['files'])} files -> {manifest_path}")
 
 
 # ------------------------------------------------------------------------------------------------ against
@@ -621,6 +666,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("b", type=Path)
     c.add_argument("--ignore", action="append", default=[], metavar="GLOB",
                    help="an intended difference (fnmatch on the path); repeatable")
+    h = sub.add_parser("rehash", help="hash a record's files again with this script's masks (keeps its commands)")
+    h.add_argument("manifest", type=Path)
     g = sub.add_parser("against", help="record REV and the current checkout, then compare")
     g.add_argument("rev")
     g.add_argument("--output", type=Path, metavar="DIR", help="where the two records stay (default: a temp dir)")
@@ -635,6 +682,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "compare":
             a, b = load_manifest(args.a), load_manifest(args.b)
             return print_comparison(compare_manifests(a, b, args.ignore), a, b, args.a, args.b)
+        if args.command == "rehash":
+            rehash(args.manifest)
+            return 0
         parts = parse_parts(args.only)
         if args.command == "record":
             record(args.output, parts, args.manifest, args.python, args.samples, args.self_rev, args.with_model)

@@ -190,3 +190,32 @@ def test_commands_run_through_the_entry_points_beside_the_interpreter(bs, tmp_pa
     (bindir / "build-ccEval").write_text("#!/bin/sh\n")
     assert rec._exec(["build-ccEval", "--lang", "java"]) == [str(bindir / "build-ccEval"), "--lang", "java"]
     assert rec._exec(["benchsmith", "build", "humanext"]) == [str(py), "-m", "benchsmith.cli", "build", "humanext"]
+
+
+def test_shard_digests_of_the_absolute_source_path_are_masked_but_their_files_compared(bs, tmp_path):
+    one = _tree(tmp_path / "1", {"out/py/.shards/werkzeug-3.0.3-0302cf39b7749d39/DONE": "d",
+                                 "out/py/.shards/.lock": ""})
+    two = _tree(tmp_path / "2", {"out/py/.shards/werkzeug-3.0.3-5b290636c618e6f0/DONE": "d",
+                                 "out/py/.shards/.lock": ""})
+    h1, h2 = bs.hash_tree(one, "out"), bs.hash_tree(two, "out")
+    assert h1 == h2
+    assert "out/py/.shards/werkzeug-3.0.3-<source digest>/DONE" in h1
+    _tree(two, {"out/py/.shards/werkzeug-3.0.3-5b290636c618e6f0/DONE": "other"})
+    assert bs.compare_sections(h1, bs.hash_tree(two, "out"))[0].status == "differs"
+    # two shards that would mask to one path keep their own paths (the clash stays visible)
+    _tree(two, {"out/py/.shards/werkzeug-3.0.3-1111111111111111/DONE": "d"})
+    assert {k for k in bs.hash_tree(two, "out") if "DONE" in k} == {
+        "out/py/.shards/werkzeug-3.0.3-5b290636c618e6f0/DONE", "out/py/.shards/werkzeug-3.0.3-1111111111111111/DONE"}
+
+
+def test_rehash_applies_the_current_masks_to_a_record_on_disk(bs, tmp_path):
+    root = _tree(tmp_path / "rec", {"out/.shards/r-0302cf39b7749d39/DONE": "d", "inputs/a.tgz": "a"})
+    stale = {"format": bs.MANIFEST_FORMAT, "commands": [{"part": "demo", "argv": ["x"]}], "inputs": {},
+             "files": bs.hash_tree(root, "out", (), ())}
+    path = _write(bs, tmp_path / "m.json", stale, root)
+    assert bs.main(["rehash", str(path)]) == 0
+    fresh = json.loads(path.read_text())
+    assert list(fresh["files"]) == ["out/.shards/r-<source digest>/DONE"]
+    assert fresh["commands"] == stale["commands"] and list(fresh["inputs"]) == ["inputs/a.tgz"]
+    orphan = _write(bs, tmp_path / "orphan.json", stale)
+    assert bs.main(["rehash", str(orphan)]) == 2
