@@ -57,6 +57,11 @@ MANIFEST_FORMAT = 1
 # test, so that the demo's input is the same before and after a refactor.
 SELF_TREE_REV = "0c26f03b53fb56bd701f2cd1c49cfe4e5aee86db"
 PARTS = ("demo", "python", "java", "typescript", "csharp")
+# A toolchain that runs out of time makes the output depend on the machine's load, not on benchsmith; the
+# builds get more time than the 900s default (a shared 2-core machine needs it for the demo's own tree), and a
+# record that still has a timed-out item is refused (see load_dependent_exclusions).
+BUILD_TIMEOUT = "3600"
+LOAD_DEPENDENT_REASONS = frozenset({"toolchain_timeout"})
 MARKER = ".behaviour-snapshot"  # marks a directory this script made (and may therefore empty again)
 
 
@@ -412,7 +417,8 @@ class Recorder:
     # -- parts -----------------------------------------------------------------------------------------------
     def demo(self) -> None:
         for lang, repos in self.stage_demo_inputs():
-            argv = ["build-ccEval", "--lang", lang, "--output", "out/demo/cceval", "--min-prompt-lines", "3"]
+            argv = ["build-ccEval", "--lang", lang, "--output", "out/demo/cceval", "--min-prompt-lines", "3",
+                    "--timeout", BUILD_TIMEOUT]
             for r in repos:
                 argv += ["--repo", r]
             self.run("demo", [*argv, "-q"], f"demo-cceval-{lang}")
@@ -465,7 +471,7 @@ class Recorder:
             if repo.part == part:
                 source = self.stage_real(repo)
                 self.run(part, ["build-ccEval", "--lang", repo.lang, "--repo", source, "--output", f"out/{part}",
-                                *repo.options, "-q"], f"{part}-{repo.lang}")
+                                *repo.options, "--timeout", BUILD_TIMEOUT, "-q"], f"{part}-{repo.lang}")
 
     def record(self, parts: Sequence[str]) -> None:
         for part in parts:
@@ -506,6 +512,24 @@ class Recorder:
         return {"output_dir": str(self.output.resolve()), "python": str(self.python), "benchsmith": location,
                 "parts_seconds": self.parts_seconds,
                 "commands": [{"argv": c.argv, "seconds": round(c.seconds, 1)} for c in self.commands]}
+
+
+def load_dependent_exclusions(root: Path) -> list[str]:
+    """``path: item (reason)`` for every recorded exclusion under ``root/out`` whose cause is the machine's load
+    (a toolchain timeout), not the input: such a record cannot be compared with another."""
+    found = []
+    for path in sorted((root / "out").rglob("excluded.jsonl")):
+        if ".shards" in path.parts:
+            continue  # the merged file beside them has the same records
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(rec, dict) and rec.get("reason") in LOAD_DEPENDENT_REASONS:
+                    found.append(f"{path.relative_to(root).as_posix()}: {rec.get('item_id')} ({rec.get('reason')})")
+    return found
 
 
 def _subset(src: Path, dest: Path, n: int, keep=lambda rec: True) -> None:
@@ -561,6 +585,10 @@ def record(output: Path, parts: Sequence[str], manifest_path: Path | None = None
     manifest_path = Path(manifest_path or output / "manifest.json")
     write_json(manifest_path, rec.manifest(parts))
     write_json(Path(str(manifest_path) + ".run.json"), rec.run_info(location))
+    timed_out = load_dependent_exclusions(output)
+    if timed_out:
+        raise SnapshotError(f"the record depends on the machine's load: {len(timed_out)} timed-out item(s), first "
+                            f"{timed_out[0]}; rerun on a quieter machine (manifest written to {manifest_path})")
     progress(f"recorded {len(rec.manifest(parts)['files'])} files in {time.monotonic() - start:.1f}s "
              f"({', '.join(f'{p} {s:.0f}s' for p, s in rec.parts_seconds.items())}) -> {manifest_path}")
     return manifest_path

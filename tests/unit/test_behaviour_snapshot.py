@@ -219,3 +219,15 @@ def test_rehash_applies_the_current_masks_to_a_record_on_disk(bs, tmp_path):
     assert fresh["commands"] == stale["commands"] and list(fresh["inputs"]) == ["inputs/a.tgz"]
     orphan = _write(bs, tmp_path / "orphan.json", stale)
     assert bs.main(["rehash", str(orphan)]) == 2
+
+
+def test_a_record_with_a_toolchain_timeout_is_load_dependent(bs, tmp_path):
+    timeout = {"item_id": "benchsmith", "stage": "analyzer", "reason": "toolchain_timeout", "detail": "900s"}
+    other = {"item_id": "a.py:3", "stage": "example_filter", "reason": "groundtruth_too_short", "detail": ""}
+    root = _tree(tmp_path, {"out/demo/cceval/python/excluded.jsonl": json.dumps(other) + "\n" + json.dumps(timeout),
+                            "out/demo/cceval/python/.shards/b-0302cf39b7749d39/excluded.jsonl": json.dumps(timeout),
+                            "out/java/java/excluded.jsonl": json.dumps(other) + "\nnot json\n"})
+    assert bs.load_dependent_exclusions(root) == [
+        "out/demo/cceval/python/excluded.jsonl: benchsmith (toolchain_timeout)"]
+    _tree(root, {"out/demo/cceval/python/excluded.jsonl": json.dumps(other)})
+    assert bs.load_dependent_exclusions(root) == []
