@@ -61,7 +61,8 @@ PARTS = ("demo", "python", "java", "typescript", "csharp")
 # builds get more time than the 900s default (a shared 2-core machine needs it for the demo's own tree), and a
 # record that still has a timed-out item is refused (see load_dependent_exclusions).
 BUILD_TIMEOUT = "3600"
-LOAD_DEPENDENT_REASONS = frozenset({"toolchain_timeout"})
+# A missing toolchain is the machine's too (and its exclusion quotes the checkout's absolute path).
+LOAD_DEPENDENT_REASONS = frozenset({"toolchain_timeout", "toolchain_missing"})
 MARKER = ".behaviour-snapshot"  # marks a directory this script made (and may therefore empty again)
 
 
@@ -587,8 +588,8 @@ def record(output: Path, parts: Sequence[str], manifest_path: Path | None = None
     write_json(Path(str(manifest_path) + ".run.json"), rec.run_info(location))
     timed_out = load_dependent_exclusions(output)
     if timed_out:
-        raise SnapshotError(f"the record depends on the machine's load: {len(timed_out)} timed-out item(s), first "
-                            f"{timed_out[0]}; rerun on a quieter machine (manifest written to {manifest_path})")
+        raise SnapshotError(f"the record depends on the machine: {len(timed_out)} item(s) timed out or missing a "
+                            f"toolchain, first {timed_out[0]}; fix and rerun (manifest written to {manifest_path})")
     progress(f"recorded {len(rec.manifest(parts)['files'])} files in {time.monotonic() - start:.1f}s "
              f"({', '.join(f'{p} {s:.0f}s' for p, s in rec.parts_seconds.items())}) -> {manifest_path}")
     return manifest_path
