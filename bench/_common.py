@@ -21,10 +21,12 @@ def fetch_sdist(spec: str, filename: str) -> Path:
 
 
 def fetch_npm(spec: str, filename: str) -> Path:
-    """An npm tarball (``name@version``), packed once into the cache."""
+    """An npm tarball (``name@version``, as ``npm pack`` names it), downloaded once into the cache."""
     CACHE.mkdir(parents=True, exist_ok=True)
     path = CACHE / filename
     if not path.exists():
         subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(CACHE), spec], check=True,
-                       capture_output=True)
+                       stdout=subprocess.DEVNULL)
+        if not path.exists():
+            raise FileNotFoundError(f"npm pack {spec} did not write {path}")
     return path
