@@ -80,6 +80,7 @@ class Reason(StrEnum):
     TOOL_TIMEOUT = "toolchain_timeout"
     TOOL_CRASH = "toolchain_crash"
     TOOL_MISSING = "toolchain_missing"
+    TOOL_MEMORY = "toolchain_memory_limit"  # the toolchain's process tree hit its memory limit (confined runs)
     TOOLCHAIN_CANNOT_PARSE = "toolchain_cannot_parse"
     NO_CROSSFILE_REFS = "no_crossfile_refs"
     SYMBOL_NOT_IN_REPOSITORY = "symbol_not_defined_in_repository"
