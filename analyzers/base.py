@@ -58,6 +58,8 @@ class AnalyzerOptions:
     memory_mb: int = confine.DEFAULT_MEMORY_MB  # per toolchain run, its whole process tree
     # run toolchains unconfined where the machine cannot confine them, instead of refusing (ToolMissing)
     allow_unconfined: bool = False
+    # False: never confine (measuring what confinement costs; trusted input).  Output is the same either way.
+    confine: bool = True
 
 
 class Analyzer(abc.ABC):
@@ -143,7 +145,7 @@ class Analyzer(abc.ABC):
         for us.  None for container backends (the engine confines them) and, where the machine cannot confine, when
         the user allowed unconfined runs; otherwise that case raises ``ConfinementUnavailable`` (a ``ToolMissing``,
         so the repository is recorded, not lost)."""
-        if self.options.backend is not Backend.LOCAL:
+        if self.options.backend is not Backend.LOCAL or not self.options.confine:
             return None
         caps = confine.probe()
         if not caps.available:
