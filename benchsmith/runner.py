@@ -83,7 +83,13 @@ class Mount:
 
 
 def caller_user() -> str:
-    """``uid:gid`` of this process: files a container reads or writes have the caller's own permissions."""
+    """``uid:gid`` a container runs as: the caller's own when not root (files it reads or writes have the caller's
+    permissions; rootless engines map it), else a throwaway non-root uid (``confine.CONTAINER_UID``): root's
+    toolchains never run as root, not even inside the engine's namespaces."""
+    if os.getuid() == 0:
+        from benchsmith.confine import CONTAINER_UID
+
+        return f"{CONTAINER_UID}:{CONTAINER_UID}"
     return f"{os.getuid()}:{os.getgid()}"
 
 
@@ -102,7 +108,9 @@ class ContainerSpec:
     extra_args: tuple[str, ...] = ()
     user: str | None = field(default_factory=caller_user)
     read_only: bool = True
-    tmpfs: tuple[str, ...] = ("/tmp:rw,nosuid,nodev,size=512m,mode=1777",)
+    # /dev/shm: with --ipc none the engine mounts none (POSIX shared memory still works, in the container's own
+    # tmpfs; System V IPC is the container's own)
+    tmpfs: tuple[str, ...] = ("/tmp:rw,nosuid,nodev,size=512m,mode=1777", "/dev/shm:rw,nosuid,nodev,size=64m,mode=1777")
 
 
 @dataclass
@@ -196,7 +204,7 @@ def container_argv(
     argv: Sequence[str], spec: ContainerSpec, env: Mapping[str, str] | None, limits: Limits | None = None
 ) -> list[str]:
     engine = spec.engine.value
-    out = [engine, "run", "--rm", "-i", "--network", "none", "--security-opt", "no-new-privileges",
+    out = [engine, "run", "--rm", "-i", "--network", "none", "--ipc", "none", "--security-opt", "no-new-privileges",
            "--cap-drop", "ALL", "--name", f"benchsmith-{uuid.uuid4().hex[:16]}",
            # output reaches us through the attached streams; a log driver would also copy it to the daemon's
            # disk, unbounded
@@ -263,7 +271,9 @@ def run(
     place of ``limits``; ignored for container runs, which get the engine's confinement instead.
     """
     argv = [str(a) for a in argv]
+    handed: list[str] = []
     if container is not None:
+        handed = _hand_mounts(container)
         full_env = None
         # rlimits belong to the tool in the container (as --ulimit), not to the engine client
         argv = container_argv(argv, container, env, limits)
@@ -289,8 +299,27 @@ def run(
                         after_exit, die_with_parent, prepared)
         finally:
             prepared.close()
-    return _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, kill_on_output_cap,
-                after_exit, die_with_parent, None)
+    try:
+        return _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, kill_on_output_cap,
+                    after_exit, die_with_parent, None)
+    finally:
+        if handed:
+            from benchsmith.confine import chown_tree
+
+            chown_tree(handed, os.geteuid(), os.getegid())
+
+
+def _hand_mounts(spec: ContainerSpec) -> list[str]:
+    """As root, a container runs as the throwaway ``CONTAINER_UID``: make the read-only mounts (our own data)
+    readable to it and give it the writable ones for the run; returns what to take back afterwards."""
+    from benchsmith.confine import CONTAINER_UID, chown_tree, grant_read
+
+    if os.geteuid() != 0 or spec.user != f"{CONTAINER_UID}:{CONTAINER_UID}":
+        return []
+    grant_read([m.host for m in spec.mounts if not m.writable])
+    writable = [m.host for m in spec.mounts if m.writable]
+    chown_tree(writable, CONTAINER_UID, CONTAINER_UID)
+    return writable
 
 
 def _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, kill_on_output_cap, after_exit,
