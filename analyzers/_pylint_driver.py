@@ -14,6 +14,7 @@ Never imported by benchsmith: its text is the program (``-c``), so nothing but t
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 
@@ -56,7 +57,23 @@ class RepositoryImportGuard(importlib.abc.MetaPathFinder):
                           "imported", name=name)
 
 
+_find_spec = importlib.util.find_spec
+
+
+def find_spec_without_importing(name, package=None):
+    """``importlib.util.find_spec``, except that it never imports a parent package to answer: astroid asks about
+    ``<stdlib package>.<sub>`` only to learn whether it is a frozen module, and importing the package for that
+    runs its code (``this`` prints, ``antigravity`` starts a browser).  A parent that is not imported yet gets the
+    frozen table's answer, which needs no import."""
+    full = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    parent = full.rpartition(".")[0]
+    if parent and parent not in sys.modules:
+        return importlib.machinery.FrozenImporter.find_spec(full)
+    return _find_spec(name, package)
+
+
 def _install():
+    importlib.util.find_spec = find_spec_without_importing
     for i, finder in enumerate(sys.meta_path):
         if finder is importlib.machinery.PathFinder:
             sys.meta_path.insert(i, RepositoryImportGuard())

@@ -321,10 +321,10 @@ class PythonAnalyzer(Analyzer):
             return None, f"pylint ran past its {self.options.timeout:.0f}s timeout"
         if res.oom:
             return None, f"pylint: {confine.oom_message(conf.limits) if conf else 'out of memory'}"
-        try:
-            data = json.loads(res.stdout)
+        data = _json2_report(res.stdout)
+        if data is not None:
             return list(data.get("messages", [])), ""
-        except (json.JSONDecodeError, AttributeError):
+        else:
             tail = (res.stderr or res.stdout).strip().splitlines()[-5:]
             return None, f"pylint exited {res.returncode} without a report: {' | '.join(tail)}"
 
@@ -482,6 +482,24 @@ class PythonAnalyzer(Analyzer):
         name = m.group(0)
         binding = stubs.bindings[name][0]
         return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
+
+
+def _json2_report(stdout: str) -> dict | None:
+    """pylint's json2 report: the whole of stdout, or (when something printed before it) the last object that
+    starts a line and runs to the end."""
+    try:
+        data = json.loads(stdout)
+        return data if isinstance(data, dict) else None
+    except json.JSONDecodeError:
+        pass
+    at = stdout.rfind("\n{\n")
+    if at < 0:
+        return None
+    try:
+        data = json.loads(stdout[at + 1:])
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) and "messages" in data else None
 
 
 def _defined_names(tree: ast.AST) -> set[str]:

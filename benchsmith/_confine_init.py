@@ -66,8 +66,9 @@ def makedirs(path):
     os.makedirs(path, mode=0o755, exist_ok=True)
 
 
-def bind(root, path, writable=False):
-    """Show host ``path`` at the same path under ``root``, read-only unless ``writable``."""
+def bind(root, path, writable=False, device=False):
+    """Show host ``path`` at the same path under ``root``, read-only unless ``writable``; ``device``: a device node
+    (/dev/null ...), which a nodev mount would make unopenable."""
     if not os.path.lexists(path):
         return
     target = inside(root, path)
@@ -85,7 +86,7 @@ def bind(root, path, writable=False):
         if not os.path.exists(target):
             os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
     mount(real, target, None, MS_BIND)
-    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY)
+    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (0 if device else MS_NODEV) | (0 if writable else MS_RDONLY)
     if libc.mount(None, b(target), None, flags, None) != 0:
         # keep the flags the source mount is locked to (noexec ...), add ours
         st = os.statvfs(real)
@@ -135,7 +136,7 @@ def build_root(plan):
     makedirs(dev)
     for name in plan["dev"]:
         if os.path.exists("/dev/" + name):
-            bind(root, "/dev/" + name, writable=True)
+            bind(root, "/dev/" + name, writable=True, device=True)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         if not os.path.lexists(os.path.join(dev, name)):
