@@ -685,8 +685,10 @@ class JavaAnalyzer(Analyzer):
         container = self.container([Mount(str(tree), "/src"), Mount(str(driver), "/bs/driver"),
                                     Mount(str(listfile), "/bs/files.txt")], "/src")
         conf = None if container else self.confinement(read=(tree, driver, listfile))
-        # the JVM sizes its heap from the machine's memory, which the confined run cannot see: from its limit
-        memory = [f"-XX:MaxRAM={conf.limits.memory_bytes}"] if conf else []
+        # the JVM sizes its heap from the machine's memory, which the confined run cannot see: from its limit, with
+        # room for the JVM's own memory, and an initial heap large enough not to collect all the time while growing
+        memory = ([f"-XX:MaxRAM={conf.limits.memory_bytes}", "-XX:MaxRAMPercentage=75", "-XX:InitialRAMPercentage=12"]
+                  if conf else [])
         argv = [self.java, *JVM_OPTIONS, *memory, "-cp", "/bs/driver" if container else str(driver), DRIVER_CLASS,
                 "/bs/files.txt" if container else str(listfile), *JAVAC_OPTIONS]
         res = run(argv, cwd=None if container else tree, env=utf8_env(), timeout=self.options.timeout,
