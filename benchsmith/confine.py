@@ -35,7 +35,6 @@ import random
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import threading

@@ -67,7 +67,7 @@ def all_output_text(out: Path) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# pylint: standard-library names and a memory bomb
+# the Python analyzer (pylint): standard-library names and a memory bomb
 
 
 @pytest.fixture(scope="module")

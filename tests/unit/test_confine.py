@@ -60,7 +60,7 @@ def test_probe_says_what_it_found():
 
 
 @needs_confinement
-def test_a_confined_run_is_a_throwaway_uid_in_fresh_namespaces(tmp_path):
+def test_a_confined_run_is_a_throwaway_uid_in_fresh_namespaces():
     res = confined("""
         import json, os, socket
         print(json.dumps({"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "pid": os.getpid(),
