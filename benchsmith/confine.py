@@ -428,7 +428,7 @@ def probe(refresh: bool = False) -> Capabilities:
 
 
 _PROBE_PROGRAM = (
-    "import json, os, socket\n"
+    "import json, os, socket, sys\n"
     "def can(p):\n"
     "    try:\n"
     "        os.stat(p); return True\n"
@@ -438,7 +438,7 @@ _PROBE_PROGRAM = (
     "    open('/usr/.benchsmith-probe', 'w'); w = True\n"
     "except OSError: pass\n"
     "print(json.dumps({'uid': os.getuid(), 'pid': os.getpid(), 'ifaces': sorted(n for _, n in socket.if_nameindex()),"
-    " 'home': can('/home') or can('/root/.bashrc'), 'run': can('/run'), 'write_usr': w,"
+    " 'host_files': [p for p in sys.argv[1:] if can(p)], 'write_usr': w,"
     " 'hostname': socket.gethostname(), 'userns': open('/proc/self/uid_map').read().split()}))\n"
 )
 
@@ -447,11 +447,17 @@ def _probe_run(layout: _CgroupLayout) -> Capabilities:
     from benchsmith import runner
 
     conf = Confinement(read=tuple(python_paths()), limits=Limits(memory_bytes=512 * MIB, processes=64))
+    # host files the probe must not see: one of ours in the temporary directory, and what only root may read
+    sentinel = tempfile.NamedTemporaryFile(prefix="benchsmith-confine-probe-", delete=False)
+    sentinel.close()
+    host_files = [sentinel.name, "/etc/shadow", "/run", "/var/tmp"]
     try:
-        res = runner.run([sys.executable, "-I", "-S", "-B", "-c", _PROBE_PROGRAM], timeout=60, confine=conf,
-                         output_cap=1 << 16)
+        res = runner.run([sys.executable, "-I", "-S", "-B", "-c", _PROBE_PROGRAM, *host_files], timeout=60,
+                         confine=conf, output_cap=1 << 16)
     except (OSError, ConfinementUnavailable, runner.ToolMissing) as exc:
         return Capabilities(False, None, False, f"the confined probe did not start: {exc}")
+    finally:
+        os.unlink(sentinel.name)
     if res.returncode != 0:
         tail = [ln for ln in (res.stderr or res.stdout).strip().splitlines() if ln.strip()]
         return Capabilities(False, None, False, "the kernel refused a confined toolchain run: "
@@ -467,8 +473,8 @@ def _probe_run(layout: _CgroupLayout) -> Capabilities:
         problems.append("no fresh pid namespace")
     if facts["ifaces"] != ["lo"]:
         problems.append(f"network interfaces {facts['ifaces']} visible")
-    if facts["home"] or facts["run"]:
-        problems.append("host directories visible")
+    if facts["host_files"]:
+        problems.append(f"host files visible ({', '.join(facts['host_files'])})")
     if facts["write_usr"]:
         problems.append("the system directories are writable")
     if problems:

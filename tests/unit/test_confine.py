@@ -273,6 +273,7 @@ def test_concurrent_runs_get_different_uids():
 
 
 def test_unavailable_confinement_refuses_in_one_line(monkeypatch, tmp_path, capsys):
+    # the patched probe result stands for a machine without the namespaces (or root) confinement needs
     monkeypatch.setattr(confine, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
     with pytest.raises(confine.ConfinementUnavailable) as err:
         confine.require(False)
