@@ -432,3 +432,24 @@ def hostile_tsc_package(real_package: Path, dest: Path) -> Path:
     (dest / "lib" / "tsc.js").rename(dest / "lib" / "_real_tsc.js")
     (dest / "lib" / "tsc.js").write_text(HOSTILE_TSC)
     return dest / "lib" / "tsc.js"
+
+
+def make_annotation_processor(root: Path, marker: Path) -> HostileCase:
+    """A Java repository that ships an annotation processor (source and service registration) used by its own
+    classes: a javac that ran processors would compile and run it; ``-proc:none`` never does."""
+    repo = root / "java_processor"
+    (repo / "src" / "evil").mkdir(parents=True)
+    (repo / "src" / "META-INF" / "services").mkdir(parents=True)
+    (repo / "src" / "META-INF" / "services" / "javax.annotation.processing.Processor").write_text("evil.Proc\n")
+    (repo / "src" / "evil" / "Proc.java").write_text(
+        "package evil;\nimport java.util.Set;\nimport javax.annotation.processing.*;\nimport javax.lang.model.element.*;\n"
+        "@SupportedAnnotationTypes(\"*\")\npublic class Proc extends AbstractProcessor {\n"
+        "  static { try { java.nio.file.Files.writeString(java.nio.file.Path.of(" + json.dumps(str(marker)) + "), \"ran\"); }"
+        " catch (Exception e) {} }\n"
+        "  public boolean process(Set<? extends TypeElement> a, RoundEnvironment r) { return false; }\n}\n")
+    (repo / "src" / "evil" / "Box.java").write_text(
+        "package evil;\npublic class Box {\n  public int size = 3;\n  public int grow(int n) { return size + n; }\n}\n")
+    (repo / "src" / "evil" / "Use.java").write_text(
+        "package evil.use;\nimport evil.Box;\n@Deprecated\npublic class Use {\n"
+        "  int g() { Box b = new Box();\n    return b.grow(2);\n  }\n}\n")
+    return HostileCase("java_processor", str(repo), set(), [marker], runs_toolchain=True)

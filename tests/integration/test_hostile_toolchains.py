@@ -20,8 +20,8 @@ import pytest
 
 from benchsmith import confine
 from benchsmith.analyzers.typescript import TypeScriptAnalyzer
-from tests.hostile import (TOOLCHAIN_ATTACKS, hostile_tsc_package, make_attack_repo, make_memory_bomb,
-                           make_stdlib_shadows, tree_digest)
+from tests.hostile import (TOOLCHAIN_ATTACKS, hostile_tsc_package, make_annotation_processor, make_attack_repo,
+                           make_memory_bomb, make_stdlib_shadows, tree_digest)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTROL_PY = REPO_ROOT / "samples" / "python" / "shoplib"
@@ -253,3 +253,22 @@ def test_the_normal_typescript_repository_keeps_all_its_examples(ts_build):
     together = by_repo(read(ts_build["out"] / "line_completion.jsonl")).get("control", [])
     by_itself = read(ts_build["alone"] / "line_completion.jsonl")
     assert by_itself and together == by_itself
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# javac: a repository's annotation processor
+
+
+def test_a_repository_annotation_processor_never_runs(tmp_path):
+    if shutil.which("javac") is None:
+        pytest.fail("javac is required for Java analysis; run `make setup`")
+    marker = tmp_path / "PROCESSOR_RAN"
+    case = make_annotation_processor(tmp_path / "repos", marker)
+    out = tmp_path / "out"
+    cli("--lang", "java", "--output", str(out), "--repo", case.source)
+    assert not marker.exists()
+    examples = read(out / "java" / "line_completion.jsonl")
+    assert {e["metadata"]["file"] for e in examples} == {"src/evil/Use.java"}
+    excluded = read(out / "java" / "excluded.jsonl")
+    assert not [e for e in excluded if e["reason"] in ("toolchain_crash", "toolchain_missing", "internal_error")]
+    assert not toolchain_processes()
