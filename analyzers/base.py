@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
+from benchsmith import confine
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, Exclusion
 from benchsmith.runner import Backend, ContainerSpec
@@ -63,6 +64,11 @@ class AnalyzerOptions:
     backend: Backend = Backend.LOCAL
     timeout: float = 900.0  # seconds per whole-tree toolchain run
     container_image: str | None = None  # override the image tag for docker/podman backends
+    memory_mb: int = confine.DEFAULT_MEMORY_MB  # per toolchain run, its whole process tree
+    # run toolchains unconfined where the machine cannot confine them, instead of refusing (ToolMissing)
+    allow_unconfined: bool = False
+    # False: never confine (measuring what confinement costs; trusted input).  Output is the same either way.
+    confine: bool = True
 
 
 class Analyzer(abc.ABC):
@@ -82,6 +88,9 @@ class Analyzer(abc.ABC):
     statement_containers: ClassVar[frozenset[str]] = frozenset()
     # containers/<dockerfile>: the toolchain image for docker/podman backends
     dockerfile: ClassVar[str] = ""
+    # Address space the toolchain's runtime reserves beyond what it uses (JVM, V8, Go): added to the memory limit
+    # where no memory cgroup exists and an address-space rlimit stands in for it.
+    address_space_extra: ClassVar[int] = 0
 
     @classmethod
     def statement_parents(cls) -> frozenset[str]:
@@ -145,7 +154,32 @@ class Analyzer(abc.ABC):
         from benchsmith.containers import image_tag  # lazy: only container users need it
 
         image = self.options.container_image or image_tag(self.dockerfile)
-        return ContainerSpec(engine=self.options.backend, image=image, mounts=tuple(mounts), workdir=workdir)
+        return ContainerSpec(engine=self.options.backend, image=image, mounts=tuple(mounts), workdir=workdir,
+                             memory=f"{int(self.options.memory_mb)}m")
+
+    def toolchain_paths(self) -> list[str]:
+        """Directories the local toolchain needs to read beyond the system ones (``/usr``, ``/lib*``) and its
+        executable's own: an interpreter's prefix, a compiler package outside ``/usr``."""
+        return []
+
+    def confinement(self, read=(), scratch=(), write=()) -> confine.Confinement | None:
+        """How one local toolchain run is confined: ``read`` (our data for the tool: trees, config and list files;
+        made readable to the throwaway uid), private ``scratch`` directories, ``write`` directories it must fill
+        for us.  None for container backends (the engine confines them) and, where the machine cannot confine, when
+        the user allowed unconfined runs; otherwise that case raises ``ConfinementUnavailable`` (a ``ToolMissing``,
+        so the repository is recorded, not lost)."""
+        if self.options.backend is not Backend.LOCAL or not self.options.confine:
+            return None
+        caps = confine.probe()
+        if not caps.available:
+            if self.options.allow_unconfined:
+                return None
+            confine.require(False)
+        data = tuple(str(p) for p in read)
+        limits = confine.Limits(memory_bytes=int(self.options.memory_mb) * confine.MIB,
+                                address_space_extra=self.address_space_extra)
+        return confine.Confinement(read=data + tuple(self.toolchain_paths()), scratch=tuple(str(p) for p in scratch),
+                                   write=tuple(str(p) for p in write), limits=limits, grant=data)
 
 
 def json_lines(stdout: str) -> Iterator[dict]:

@@ -1082,7 +1082,7 @@ class CSharpAnalyzer(Analyzer):
         container = self.container([Mount(str(tree), "/src"), Mount(str(rsp), "/bs/args.rsp")], "/src")
         argv = [self.mcs, "@/bs/args.rsp" if container else f"@{rsp}"]
         res = run(argv, cwd=None if container else tree, env=utf8_env(), timeout=self.options.timeout,
-                  container=container)
+                  container=container, confine=None if container else self.confinement(read=(tree, rsp), scratch=(os.path.dirname(out_dll),) if out_dll else ()))
         return self._outcome(res, known)
 
     def _csc(self, roslyn: Roslyn, tree: Path, files: list[str], rsp: Path, known: set[str],
@@ -1092,7 +1092,7 @@ class CSharpAnalyzer(Analyzer):
         args += [f'-r:"{r}"' for r in roslyn.references]
         self._rsp(rsp, args, files)
         res = run([roslyn.dotnet, roslyn.csc_dll, f"@{rsp}"], cwd=tree, env={**utf8_env(),
-                  "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1"}, timeout=self.options.timeout)
+                  "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1"}, timeout=self.options.timeout, confine=self.confinement(read=(tree, rsp), scratch=(os.path.dirname(out_dll),)))
         return self._outcome(res, known)
 
     def _outcome(self, res, known: set[str]) -> CompileOutcome:

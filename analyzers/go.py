@@ -310,7 +310,7 @@ _IDENT_RE = re.compile(r"[^\W\d]\w*")
 def go_env(home: str, cache: str) -> dict[str, str]:
     """Environment of every go command we run: offline, no workspace, no toolchain switch, nothing of the user's
     go env file, caches we own."""
-    return {"GOPROXY": "off", "GOFLAGS": "-mod=mod", "GONOSUMDB": "*", "GOSUMDB": "off",
+    return {"GOPROXY": "off", "GOFLAGS": "-mod=mod", "GONOSUMDB": "*", "GOSUMDB": "off", "CGO_ENABLED": "0",
             "GOTOOLCHAIN": "local", "GOWORK": "off", "GOENV": "off", "GO111MODULE": "on", "GOPATH": f"{home}/gopath",
             "GOCACHE": cache, "GOMODCACHE": f"{home}/gopath/pkg/mod", "HOME": home, "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8"}
@@ -670,6 +670,12 @@ class GoAnalyzer(Analyzer):
     dockerfile = "go.Dockerfile"
 
     go = "go"
+    address_space_extra = 2 << 30
+
+    def toolchain_paths(self) -> list[str]:
+        # GOROOT (the type checker reads the standard library's export data and sources there)
+        exe = shutil.which(self.go)
+        return [os.path.dirname(os.path.dirname(os.path.realpath(exe)))] if exe else []
 
     def tool_versions(self) -> dict[str, str]:
         if self.options.backend is not Backend.LOCAL:
@@ -712,7 +718,7 @@ class GoAnalyzer(Analyzer):
             env = go_env(f"{root}/home", f"{root}/gocache")
             res = run([self.go, "build", "-o", f"{root}/out/{DRIVER_NAME}", "."], cwd=None if spec else tmp / "src",
                       env=env, timeout=max(120.0, min(self.options.timeout, 600.0)), container=spec,
-                      inherit_env=False)
+                      inherit_env=False, confine=None if spec else self.confinement(write=(tmp,)))
             if not (tmp / "out" / DRIVER_NAME).is_file():
                 shutil.rmtree(tmp, ignore_errors=True)
                 if spec is not None and res.returncode == 125:
@@ -744,10 +750,13 @@ class GoAnalyzer(Analyzer):
         else:
             argv = [str(driver / DRIVER_NAME), str(request)]
             env = go_env(str(home), str(home / "gocache"))
+        conf = None if spec else self.confinement(read=(tree, driver, request), scratch=(home,))
         res = run(argv, cwd=None if spec else tree, env=env, timeout=self.options.timeout, container=spec,
-                  inherit_env=False)
+                  inherit_env=False, confine=conf)
         if res.timed_out:
             return None, Reason.TOOL_TIMEOUT, f"the Go type checker ran past its {self.options.timeout:g}s timeout"
+        if res.oom:
+            return None, Reason.TOOL_MEMORY, f"the Go type checker: {res.stderr.strip().splitlines()[-1]}"
         if res.truncated:
             return None, Reason.TOOL_CRASH, "the Go type checker's output exceeded the output cap"
         if spec is not None and res.returncode == 125:

@@ -641,6 +641,7 @@ class JavaAnalyzer(Analyzer):
 
     java = "java"
     javac = "javac"
+    address_space_extra = 4 << 30  # code cache, class space, thread stacks: reserved, mostly never touched
 
     def tool_versions(self) -> dict[str, str]:
         v = _javac_version(self.javac, shutil.which(self.javac) or "")
@@ -665,7 +666,8 @@ class JavaAnalyzer(Analyzer):
             container = self.container([Mount(str(tmp), "/bs/driver", writable=True)], "/bs/driver")
             root = "/bs/driver" if container else str(tmp)
             res = run([self.javac, "-nowarn", "-d", f"{root}/out", f"{root}/src/{DRIVER_CLASS}.java"],
-                      env=utf8_env(), timeout=max(60.0, min(self.options.timeout, 300.0)), container=container)
+                      env=utf8_env(), timeout=max(60.0, min(self.options.timeout, 300.0)), container=container,
+                      confine=None if container else self.confinement(write=(tmp,)))
             if not (tmp / "out" / f"{DRIVER_CLASS}.class").is_file():
                 shutil.rmtree(tmp, ignore_errors=True)
                 return None, f"could not compile the javac driver: {(res.stderr or res.stdout).strip()[-300:]}"
@@ -682,12 +684,19 @@ class JavaAnalyzer(Analyzer):
         listfile.write_text("".join(f + "\n" for f in files), encoding="utf-8")
         container = self.container([Mount(str(tree), "/src"), Mount(str(driver), "/bs/driver"),
                                     Mount(str(listfile), "/bs/files.txt")], "/src")
-        argv = [self.java, *JVM_OPTIONS, "-cp", "/bs/driver" if container else str(driver), DRIVER_CLASS,
+        conf = None if container else self.confinement(read=(tree, driver, listfile))
+        # the JVM sizes its heap from the machine's memory, which the confined run cannot see: from its limit, with
+        # room for the JVM's own memory, and an initial heap large enough not to collect all the time while growing
+        memory = ([f"-XX:MaxRAM={conf.limits.memory_bytes}", "-XX:MaxRAMPercentage=75", "-XX:InitialRAMPercentage=12"]
+                  if conf else [])
+        argv = [self.java, *JVM_OPTIONS, *memory, "-cp", "/bs/driver" if container else str(driver), DRIVER_CLASS,
                 "/bs/files.txt" if container else str(listfile), *JAVAC_OPTIONS]
         res = run(argv, cwd=None if container else tree, env=utf8_env(), timeout=self.options.timeout,
-                  container=container)
+                  container=container, confine=conf)
         if res.timed_out:
             return None, f"timeout: javac ran past its {self.options.timeout:g}s timeout"
+        if res.oom:
+            return None, f"javac: {res.stderr.strip().splitlines()[-1]}"
         out = parse_driver_output(res.stdout)
         if out.crash or not out.done:
             tail = " | ".join((res.stderr or "").strip().splitlines()[-4:])
@@ -730,7 +739,8 @@ class JavaAnalyzer(Analyzer):
             return result
         if before is None or after is None:
             err = err_o or err_s
-            reason = Reason.TOOL_TIMEOUT if err.startswith("timeout") else Reason.TOOL_CRASH
+            reason = (Reason.TOOL_TIMEOUT if err.startswith("timeout") else
+                      Reason.TOOL_MEMORY if "memory limit" in err else Reason.TOOL_CRASH)
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, reason, err, repo))
             return result
         # Files javac cannot parse: a real syntax error (tree-sitter agrees) or syntax newer than this javac.

@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from benchsmith import confine
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, Diagnostic
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
@@ -53,6 +54,8 @@ ignored-modules=
 # What ast.parse raises on hostile input: besides syntax errors, a 100k-deep expression exhausts the C parser's
 # recursion limit (RecursionError) or its stack (MemoryError).  Either is the file's problem, not the repository's.
 _UNPARSABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+# The program every pylint run is (``python -I -B -c``): pylint with the analysed tree never importable.
+PYLINT_DRIVER = (Path(__file__).with_name("_pylint_driver.py")).read_text(encoding="utf-8")
 
 _OWNER_RE = re.compile(r"^(?:Class|Instance of) '([^']+)' has no '([^']+)' member")
 _QUOTED_RE = re.compile(r"'([^']+)'")
@@ -333,29 +336,35 @@ class PythonAnalyzer(Analyzer):
         except Exception:  # pragma: no cover
             return {}
 
+    def toolchain_paths(self) -> list[str]:
+        return confine.python_paths()
+
     # -- toolchain -------------------------------------------------------------------------------------------
     def _pylint(self, tree: Path, rcfile: Path, home: Path) -> tuple[list[dict] | None, str]:
         """Run pylint once over ``tree``; returns (messages, error text)."""
         env = {"PYLINTRC": str(rcfile), "PYLINTHOME": str(home), "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONPATH": "", "HOME": str(home)}
         container = self.container([Mount(str(tree), "/src"), Mount(str(rcfile), "/rc/pylintrc")], "/src")
+        # -I: no working directory (the analysed tree), PYTHONPATH or user site on sys.path at start-up; -B
+        # instead of PYTHONDONTWRITEBYTECODE, which -I ignores; -c PYLINT_DRIVER: pylint with the tree never
+        # importable, whatever its modules are named (pylint adds it to sys.path itself).
         if container is not None:
-            argv = ["pylint", "--rcfile", "/rc/pylintrc"]
+            argv = ["python", "-I", "-B", "-c", PYLINT_DRIVER, "--rcfile", "/rc/pylintrc"]
             env = {"PYLINTHOME": "/tmp", "HOME": "/tmp"}
         else:
-            # -I: `python -m` would otherwise put the working directory (the analysed tree) first on sys.path,
-            # so a repository's own `pylint/__main__.py` (or any module pylint imports late) would run as us.
-            # -B instead of PYTHONDONTWRITEBYTECODE, which -I ignores.
-            argv = [sys.executable, "-I", "-B", "-m", "pylint", "--rcfile", str(rcfile)]
+            argv = [sys.executable, "-I", "-B", "-c", PYLINT_DRIVER, "--rcfile", str(rcfile)]
         argv += ["--output-format=json2", "--recursive=y", "--jobs=1", "--score=n", "."]
+        conf = None if container else self.confinement(read=(tree, rcfile), scratch=(home,))
         res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
-                  container=container)
+                  container=container, confine=conf)
         if res.timed_out:
             return None, f"pylint ran past its {self.options.timeout:.0f}s timeout"
-        try:
-            data = json.loads(res.stdout)
+        if res.oom:
+            return None, f"pylint: {confine.oom_message(conf.limits) if conf else 'out of memory'}"
+        data = _json2_report(res.stdout)
+        if data is not None:
             return list(data.get("messages", [])), ""
-        except (json.JSONDecodeError, AttributeError):
+        else:
             tail = (res.stderr or res.stdout).strip().splitlines()[-5:]
             return None, f"pylint exited {res.returncode} without a report: {' | '.join(tail)}"
 
@@ -435,7 +444,8 @@ class PythonAnalyzer(Analyzer):
             return result
         if original_msgs is None or stubbed_msgs is None:
             err = err_o or err_s
-            reason = Reason.TOOL_TIMEOUT if "timeout" in err else Reason.TOOL_CRASH
+            reason = (Reason.TOOL_TIMEOUT if "timeout" in err else
+                      Reason.TOOL_MEMORY if "memory limit" in err else Reason.TOOL_CRASH)
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, reason, err, repo))
             return result
         plain = {p: f.text for p, f in texts.items()}
@@ -522,6 +532,24 @@ class PythonAnalyzer(Analyzer):
         name = m.group(0)
         binding = stubs.bindings[name][0]
         return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
+
+
+def _json2_report(stdout: str) -> dict | None:
+    """pylint's json2 report: the whole of stdout, or (when something printed before it) the last object that
+    starts a line and runs to the end."""
+    try:
+        data = json.loads(stdout)
+        return data if isinstance(data, dict) else None
+    except json.JSONDecodeError:
+        pass
+    at = stdout.rfind("\n{\n")
+    if at < 0:
+        return None
+    try:
+        data = json.loads(stdout[at + 1:])
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) and "messages" in data else None
 
 
 def _defined_names(tree: ast.AST) -> set[str]:

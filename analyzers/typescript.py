@@ -545,6 +545,7 @@ class TypeScriptAnalyzer(Analyzer):
     config_patterns: ClassVar[tuple[str, ...]] = ("tsconfig*.json", "jsconfig*.json")
     container_tsc: ClassVar[tuple[str, ...]] = ("tsc",)  # the command inside the tsc.Dockerfile image
     node_heap_mb: ClassVar[int] = 4096
+    address_space_extra: ClassVar[int] = 16 << 30  # V8 reserves its pointer cage and code space up front
 
     @classmethod
     def grammar_for(cls, path: str) -> str:
@@ -591,6 +592,16 @@ class TypeScriptAnalyzer(Analyzer):
     def tsc_path(self) -> Path:
         env = os.environ.get(TSC_ENV)
         return Path(env).expanduser() if env else repo_root() / DEFAULT_TSC
+
+    def toolchain_paths(self) -> list[str]:
+        # the TypeScript package (tsc.js and its lib.*.d.ts), wherever it was installed; a tsc.js outside a package
+        # alone
+        out = []
+        for tsc in (self.tsc_path(), Path(os.path.realpath(self.tsc_path()))):
+            package = tsc.parent.parent
+            out.append(str(package) if (package / "package.json").is_file() and tsc.parent.name in ("lib", "bin")
+                       else str(tsc))
+        return out
 
     def _local_argv(self) -> list[str]:
         tsc = self.tsc_path()
@@ -643,10 +654,14 @@ class TypeScriptAnalyzer(Analyzer):
         (cfg_dir / "tsconfig.json").write_text(json.dumps(config, indent=1, sort_keys=True), encoding="utf-8")
         argv = (list(self.container_tsc) if container else self._local_argv()) + ["-p", cfg_ref, "--pretty", "false"]
         env = {"HOME": "/tmp" if container else str(workdir), "LANG": "C.UTF-8", "NODE_OPTIONS": ""}
+        conf = None if container else self.confinement(read=(tree, cfg_dir), scratch=(workdir,))
         res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
-                  container=container, inherit_env=False)
+                  container=container, inherit_env=False, confine=conf)
         if res.timed_out:
             return CompileOutcome(None, Reason.TOOL_TIMEOUT, f"tsc ran past its {self.options.timeout:g}s timeout",
+                                  res.duration)
+        if res.oom:
+            return CompileOutcome(None, Reason.TOOL_MEMORY, f"tsc: {res.stderr.strip().splitlines()[-1]}",
                                   res.duration)
         if res.truncated:
             return CompileOutcome(None, Reason.TOOL_CRASH, "tsc output exceeded the output cap", res.duration)

@@ -88,6 +88,7 @@ class Reason(StrEnum):
     TOOL_TIMEOUT = "toolchain_timeout"
     TOOL_CRASH = "toolchain_crash"
     TOOL_MISSING = "toolchain_missing"
+    TOOL_MEMORY = "toolchain_memory_limit"  # the toolchain's process tree hit its memory limit (confined runs)
     TOOLCHAIN_CANNOT_PARSE = "toolchain_cannot_parse"
     UNSUPPORTED_SYNTAX = "unsupported_syntax"  # a construct no safe rewrite handles; the detail names it
     NO_CROSSFILE_REFS = "no_crossfile_refs"

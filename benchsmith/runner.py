@@ -24,8 +24,11 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from benchsmith.enums import StrEnum
+
+if TYPE_CHECKING:
+    from benchsmith.confine import Confinement
 
 DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
@@ -80,7 +83,13 @@ class Mount:
 
 
 def caller_user() -> str:
-    """``uid:gid`` of this process: files a container reads or writes have the caller's own permissions."""
+    """``uid:gid`` a container runs as: the caller's own when not root (files it reads or writes have the caller's
+    permissions; rootless engines map it), else a throwaway non-root uid (``confine.CONTAINER_UID``): root's
+    toolchains never run as root, not even inside the engine's namespaces."""
+    if os.getuid() == 0:
+        from benchsmith.confine import CONTAINER_UID
+
+        return f"{CONTAINER_UID}:{CONTAINER_UID}"
     return f"{os.getuid()}:{os.getgid()}"
 
 
@@ -99,7 +108,9 @@ class ContainerSpec:
     extra_args: tuple[str, ...] = ()
     user: str | None = field(default_factory=caller_user)
     read_only: bool = True
-    tmpfs: tuple[str, ...] = ("/tmp:rw,nosuid,nodev,size=512m,mode=1777",)
+    # /dev/shm: with --ipc none the engine mounts none (POSIX shared memory still works, in the container's own
+    # tmpfs; System V IPC is the container's own)
+    tmpfs: tuple[str, ...] = ("/tmp:rw,nosuid,nodev,size=512m,mode=1777", "/dev/shm:rw,nosuid,nodev,size=64m,mode=1777")
 
 
 @dataclass
@@ -112,6 +123,9 @@ class RunResult:
     truncated: bool = False
     duration: float = 0.0
     extra: dict = field(default_factory=dict)
+    # a confined run whose process tree hit its memory limit (the kernel killed it; ``stderr`` ends with a line
+    # that says so)
+    oom: bool = False
 
     @property
     def ok(self) -> bool:
@@ -190,7 +204,7 @@ def container_argv(
     argv: Sequence[str], spec: ContainerSpec, env: Mapping[str, str] | None, limits: Limits | None = None
 ) -> list[str]:
     engine = spec.engine.value
-    out = [engine, "run", "--rm", "-i", "--network", "none", "--security-opt", "no-new-privileges",
+    out = [engine, "run", "--rm", "-i", "--network", "none", "--ipc", "none", "--security-opt", "no-new-privileges",
            "--cap-drop", "ALL", "--name", f"benchsmith-{uuid.uuid4().hex[:16]}",
            # output reaches us through the attached streams; a log driver would also copy it to the daemon's
            # disk, unbounded
@@ -243,6 +257,7 @@ def run(
     kill_on_output_cap: bool = False,
     after_exit: Callable[[], None] | None = None,
     die_with_parent: bool = True,
+    confine: "Confinement | None" = None,
 ) -> RunResult:
     """Run ``argv`` hardened.  Never raises for tool failures; raises ``ToolMissing`` if the program is absent.
 
@@ -251,9 +266,14 @@ def run(
     until the timeout; ``after_exit`` runs once the group is dead but before the output readers are joined (to
     kill processes that left the group and still hold the pipes); ``die_with_parent`` has the kernel kill the
     tool when the thread that started it dies (a SIGKILLed build must not leave a compiler running for minutes).
+    ``confine`` runs the tool confined (``benchsmith.confine``): a throwaway uid in fresh namespaces on a minimal
+    read-only view, with only the environment given here (plus PATH/HOME/TMPDIR/LANG), and that run's limits in
+    place of ``limits``; ignored for container runs, which get the engine's confinement instead.
     """
     argv = [str(a) for a in argv]
+    handed: list[str] = []
     if container is not None:
+        handed = _hand_mounts(container)
         full_env = None
         # rlimits belong to the tool in the container (as --ulimit), not to the engine client
         argv = container_argv(argv, container, env, limits)
@@ -265,7 +285,45 @@ def run(
         exe = argv[0]
     if shutil.which(exe, path=(full_env or os.environ).get("PATH")) is None and not os.path.isfile(exe):
         raise ToolMissing(f"{exe!r} not found on PATH; run `make setup` (or install it) and retry")
+    prepared = None
+    if confine is not None and container is None:
+        from benchsmith import confine as confinement
 
+        if not os.path.isabs(exe):
+            argv[0] = os.path.abspath(shutil.which(exe, path=(full_env or os.environ).get("PATH")) or exe)
+        prepared = confinement.prepare(argv, confine, str(cwd) if cwd is not None else None, dict(env or {}),
+                                       timeout)
+        argv, full_env, limits, cwd = prepared.argv, prepared.env, None, "/"
+        try:
+            return _run(argv, cwd, full_env, timeout, output_cap, limits, None, preexec, kill_on_output_cap,
+                        after_exit, die_with_parent, prepared)
+        finally:
+            prepared.close()
+    try:
+        return _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, kill_on_output_cap,
+                    after_exit, die_with_parent, None)
+    finally:
+        if handed:
+            from benchsmith.confine import chown_tree
+
+            chown_tree(handed, os.geteuid(), os.getegid())
+
+
+def _hand_mounts(spec: ContainerSpec) -> list[str]:
+    """As root, a container runs as the throwaway ``CONTAINER_UID``: make the read-only mounts (our own data)
+    readable to it and give it the writable ones for the run; returns what to take back afterwards."""
+    from benchsmith.confine import CONTAINER_UID, chown_tree, grant_read
+
+    if os.geteuid() != 0 or spec.user != f"{CONTAINER_UID}:{CONTAINER_UID}":
+        return []
+    grant_read([m.host for m in spec.mounts if not m.writable])
+    writable = [m.host for m in spec.mounts if m.writable]
+    chown_tree(writable, CONTAINER_UID, CONTAINER_UID)
+    return writable
+
+
+def _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, kill_on_output_cap, after_exit,
+         die_with_parent, prepared) -> RunResult:
     parent = os.getpid()
 
     def child_setup() -> None:
@@ -316,14 +374,21 @@ def run(
             after_exit()
     for t in readers:
         t.join(timeout=5)
+    stderr = b"".join(err_chunks).decode("utf-8", errors="replace")
+    oom = prepared is not None and not timed_out and prepared.oom()
+    if oom:
+        from benchsmith.confine import oom_message
+
+        stderr = stderr.rstrip("\n") + ("\n" if stderr.strip() else "") + oom_message(prepared.limits) + "\n"
     return RunResult(
         argv=argv,
         returncode=None if timed_out else proc.returncode,
         stdout=b"".join(out_chunks).decode("utf-8", errors="replace"),
-        stderr=b"".join(err_chunks).decode("utf-8", errors="replace"),
+        stderr=stderr,
         timed_out=timed_out,
         truncated=bool(flags.get("truncated")),
         duration=time.monotonic() - start,
+        oom=oom,
     )
 
 

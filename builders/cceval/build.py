@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
+from benchsmith.confine import DEFAULT_MEMORY_MB
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
 from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile, profile_screens
@@ -60,6 +61,8 @@ class BuildConfig:
     screens: ScreenProfile = ScreenProfile.DEFAULT  # model-free predictability screens (builders/cceval/screens.py)
     backend: Backend = Backend.LOCAL
     timeout: float = 900.0
+    toolchain_memory_mb: int = DEFAULT_MEMORY_MB  # each toolchain run's whole process tree
+    allow_unconfined: bool = False  # run toolchains unconfined where the machine cannot confine them
     retrievers: tuple[str, ...] = ("bm25",)
     retrieval: dict[str, Any] = field(default_factory=dict)  # extra RetrievalConfig fields
     max_per_repo: int | None = None
@@ -320,7 +323,9 @@ def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSu
         counter.drop(e)
     if checkout.kind == "git" and is_remote(spec.source) and checkout.commit:
         summary.identity = f"git:{spec.source}@{checkout.commit}"
-    analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout))
+    analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout,
+                                                          memory_mb=cfg.toolchain_memory_mb,
+                                                          allow_unconfined=cfg.allow_unconfined))
     progress = ProgressFile(progress_dir(cfg) / f"{_shard_dirname(name)}.json")
     progress.update("reading files", 0, None, force=True)
     snap = snapshot(checkout.path, analyzer.extensions, tmp / "tree", repo_name=name, limits=cfg.file_limits,

@@ -7,6 +7,7 @@ import datetime as _dt
 import sys
 
 from benchsmith.executors import ExecutorKind
+from benchsmith.confine import DEFAULT_MEMORY_MB
 from benchsmith.runner import Backend
 
 
@@ -85,6 +86,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x.add_argument("--backend", type=Backend, choices=list(Backend), default=Backend.LOCAL,
                    help="run toolchains locally or in the containers/ images")
     x.add_argument("--timeout", type=float, default=900.0, help="seconds per whole-tree toolchain run")
+    x.add_argument("--toolchain-memory-mb", type=_positive, default=DEFAULT_MEMORY_MB,
+                   help=f"memory limit of each toolchain run, its whole process tree (default {DEFAULT_MEMORY_MB}); "
+                        "a run over it is recorded as toolchain_memory_limit")
+    x.add_argument("--allow-unconfined", action="store_true",
+                   help="run toolchains unconfined where this machine cannot confine them (not root, no namespaces) "
+                        "instead of refusing; only for repositories you trust")
     x.add_argument("--force", action="store_true", help="rebuild finished repositories (default: resume)")
     x.add_argument("--resume", action="store_true", help="skip repositories finished earlier (the default)")
     x.add_argument("--format", default="jsonl", help="comma list of jsonl,hf,parquet")
@@ -119,6 +126,8 @@ def config_from_args(args: argparse.Namespace):
                                             scorable=not args.keep_unscorable),
         backend=args.backend,
         timeout=args.timeout,
+        toolchain_memory_mb=args.toolchain_memory_mb,
+        allow_unconfined=args.allow_unconfined,
         retrievers=retrievers,
         retrieval=retrieval,
         screens=ScreenProfile(args.screens),
@@ -136,6 +145,14 @@ def run(args: argparse.Namespace) -> int:
     from benchsmith.builders.cceval.build import build, print_summary
 
     config = config_from_args(args)
+    if config.backend is Backend.LOCAL:
+        from benchsmith.confine import ConfinementUnavailable, require
+
+        try:
+            require(config.allow_unconfined)
+        except ConfinementUnavailable as exc:
+            print(f"build-ccEval: {exc}", file=sys.stderr)
+            return 2
     summary = build(config, progress=not args.quiet)
     from benchsmith.builders.cceval.audit import write_audits
 

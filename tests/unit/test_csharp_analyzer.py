@@ -161,7 +161,7 @@ def _fake_tool(dir_: Path, name: str, body: str) -> Path:
     dir_.mkdir(parents=True, exist_ok=True)
     p = dir_ / name
     p.write_text("#!/bin/sh\n" + body + "\n")
-    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    p.chmod(0o755)  # executable by the throwaway uid a confined toolchain runs as, like a real one
     return p
 
 
