@@ -1048,6 +1048,14 @@ class CSharpAnalyzer(Analyzer):
             pre = preprocess(text, DEFAULT_DEFINES)
         return pre.tree_bytes()
 
+    def toolchain_paths(self) -> list[str]:
+        # a dotnet install usually lives outside /usr (~/.dotnet, /opt/dotnet, /usr/local/share/dotnet): its host,
+        # SDK (csc.dll) and reference packs must be in the confined view; mono's mcs lives under /usr
+        kind, roslyn = self._backend()
+        if kind is Compiler.CSC and roslyn is not None:
+            return [str(Path(os.path.realpath(roslyn.dotnet)).parent)]
+        return []
+
     def _backend(self) -> tuple[Compiler, Roslyn | None]:
         if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
             r = find_roslyn()

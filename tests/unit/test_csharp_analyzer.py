@@ -292,7 +292,7 @@ def _fake_dotnet(root: Path, body: str) -> Path:
     (ref / "System.Runtime.dll").write_bytes(b"")
     exe = root / "dotnet"
     exe.write_text(body)
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    exe.chmod(0o755)  # the confined toolchain runs as a throwaway uid, not as the file's owner
     return exe
 
 
@@ -365,6 +365,12 @@ def test_roslyn_path_reports_the_references_of_the_mcs_path(tmp_path, monkeypatc
     _fake_dotnet(tmp_path / "dotnet", ROSLYN_STANDIN.format(python=sys.executable))
     monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
     roslyn = get_analyzer("csharp")
+    assert str(tmp_path / "dotnet") in roslyn.toolchain_paths()  # the dotnet install is in the confined view
+    # The stand-in dotnet is a Python script: its interpreter must be in the confined view too, as a real dotnet's
+    # own runtime is (inside its install directory).
+    from benchsmith import confine
+
+    monkeypatch.setattr(roslyn, "toolchain_paths", lambda: [str(tmp_path / "dotnet"), *confine.python_paths()])
     _, by_csc = _analyze(repo, tmp_path / "csc", roslyn)
     assert by_csc.stats["compiler"] == "csc" and by_mcs.stats["compiler"] == "mcs"
     assert "files_downleveled" not in by_csc.stats or by_csc.stats["files_downleveled"] == 0
