@@ -19,7 +19,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("screen",), "benchsmith.evaluate.screen", "drop examples a model completes from in-file context alone"),
     (("audit",), "benchsmith.builders.cceval.audit",
      "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths"),
-    (("score", "cceval"), "benchsmith.evaluate.score_cli", "score cross-file completions (EM, ES, identifier match)"),
+    (("score", "cceval"), "benchsmith.evaluate.cceval.command", "score cross-file completions (EM, ES, identifier match)"),
     (("score", "humanext"), "benchsmith.evaluate.humanext_report", "execute and score HumanExtension predictions"),
 ]
 

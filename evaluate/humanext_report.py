@@ -31,11 +31,11 @@ from typing import Any, Sequence
 
 from benchsmith.records import Perturbation, PromptVariant, Setting
 
-from .judge import TestPlan, harness_program, judge, try_plan
-from .passk import PassAtK, aggregate, parse_ks
-from .predictions import Prediction, Wording, read_predictions
-from .style import Style, classify_source
-from .truncation import defines_function, extract_code, remove_function, strip_prompt, truncate
+from benchsmith.evaluate.judge import TestPlan, harness_program, judge, try_plan
+from benchsmith.evaluate.passk import PassAtK, aggregate, parse_ks
+from benchsmith.evaluate.predictions import Prediction, Wording, read_predictions
+from benchsmith.evaluate.style import Style, classify_source
+from benchsmith.evaluate.truncation import defines_function, extract_code, remove_function, strip_prompt, truncate
 
 SETTING_ORDER = [Setting.DIRECT, Setting.IRRELEVANT, Setting.ORACLE, Setting.STEP_BY_STEP, Setting.MULTI_AUXILIARY]
 SETTING_LABEL = {
@@ -421,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(stderr=True, quiet=getattr(args, "quiet", False))
-    from .sandbox import SandboxUnavailable
+    from benchsmith.evaluate.sandbox import SandboxUnavailable
 
     try:
         report = score(args, console)
@@ -439,7 +439,7 @@ def run(args: argparse.Namespace) -> int:
 def score(args: argparse.Namespace, console=None) -> Path:
     from benchsmith.jsonio import write_json, write_jsonl
 
-    from .sandbox import Sandbox
+    from benchsmith.evaluate.sandbox import Sandbox
 
     try:
         ks = parse_ks(args.k)
@@ -485,6 +485,6 @@ def score(args: argparse.Namespace, console=None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "results.json", results)
     write_jsonl(out / "samples.jsonl", [s.to_dict() for s in samples])
-    from .report_humanext import write_report
+    from benchsmith.evaluate.report_humanext import write_report
 
     return write_report(out, results, ks)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .sandbox import HARNESS_MODULE, ExecResult, Verdict
+from benchsmith.evaluate.sandbox import HARNESS_MODULE, ExecResult, Verdict
 
 CALL = "_bs_call_"
 RECORD_LIMIT = 1 << 20  # bytes of one encoded return value

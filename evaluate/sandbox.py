@@ -454,7 +454,7 @@ def _memory_cgroups():
     """This process's private memory cgroup directory (probed and created once; removed at exit), or None."""
     with _CGROUPS_LOCK:
         if not _CGROUPS:
-            from .sandbox_cgroup import MemoryCgroups
+            from benchsmith.evaluate.sandbox_cgroup import MemoryCgroups
 
             cg, why = MemoryCgroups.probe()
             _CGROUPS[:] = [cg, why]
@@ -676,7 +676,7 @@ class _Zygote:
                 self.proc.kill()
                 self.proc.wait()
             if self.cgroup is not None:
-                from .sandbox_cgroup import _remove_tree
+                from benchsmith.evaluate.sandbox_cgroup import _remove_tree
 
                 _remove_tree(self.cgroup)
                 self.cgroup = None
