@@ -35,7 +35,7 @@ from benchsmith.evaluate.judge import TestPlan, harness_program, judge, try_plan
 from benchsmith.evaluate.passk import PassAtK, aggregate, parse_ks
 from benchsmith.evaluate.predictions import Prediction, Wording, read_predictions
 from benchsmith.evaluate.style import Style, classify_source
-from benchsmith.evaluate.truncation import defines_function, extract_code, remove_function, strip_prompt, truncate
+from benchsmith.evaluate.generation.truncation import defines_function, extract_code, remove_function, strip_prompt, truncate
 
 SETTING_ORDER = [Setting.DIRECT, Setting.IRRELEVANT, Setting.ORACLE, Setting.STEP_BY_STEP, Setting.MULTI_AUXILIARY]
 SETTING_LABEL = {
