@@ -20,7 +20,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("audit",), "benchsmith.builders.cceval.audit",
      "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths"),
     (("score", "cceval"), "benchsmith.evaluate.cceval.command", "score cross-file completions (EM, ES, identifier match)"),
-    (("score", "humanext"), "benchsmith.evaluate.humanext_report", "execute and score HumanExtension predictions"),
+    (("score", "humanext"), "benchsmith.evaluate.humanext.command", "execute and score HumanExtension predictions"),
 ]
 
 

@@ -501,7 +501,7 @@ _ZYGOTE_SOURCE = (Path(__file__).with_name("sandbox_zygote.py")).read_text(encod
 # trusted standard-library modules the fork server compiles once, so that programs importing them (the judge's
 # harness) do not compile them on every run
 HARNESS_MODULE = "_benchsmith_judge_harness"
-_PRELOAD = {HARNESS_MODULE: (Path(__file__).with_name("judge_harness.py")).read_text(encoding="utf-8")}
+_PRELOAD = {HARNESS_MODULE: (Path(__file__).parent / "humanext" / "judge_harness.py").read_text(encoding="utf-8")}
 
 
 def _zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: int | None = None) -> dict:
