@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from benchsmith import runner
-from benchsmith.evaluate.sandbox.forkserver import _ZygoteDied, _ZygotePool, _child_env, _zygote_request
-from benchsmith.evaluate.sandbox.launch import _ChildPlan, _command
-from benchsmith.evaluate.sandbox.limits import _memory_cgroups, default_hidden_paths
+from benchsmith.evaluate.sandbox.forkserver import ZygoteDied, ZygotePool, child_env, zygote_request
+from benchsmith.evaluate.sandbox.launch import ChildPlan, launch_command
+from benchsmith.evaluate.sandbox.limits import memory_cgroups, default_hidden_paths
 from benchsmith.evaluate.sandbox.probe import probe_isolation
 from benchsmith.evaluate.sandbox.records import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER, MIB, ExecResult, Isolation,
                                                  LaunchMode, SandboxBackend, SandboxUnavailable, Verdict)
-from benchsmith.evaluate.sandbox.uids import _UidLease, _kill_uid
-from benchsmith.evaluate.sandbox.verdicts import _verdict
+from benchsmith.evaluate.sandbox.uids import UidLease, kill_uid
+from benchsmith.evaluate.sandbox.verdicts import verdict_of
 # the container engine is one of the toolchain backends of benchsmith.runner (docker, podman)
 from benchsmith.runner import Backend as ToolchainBackend
 from benchsmith.runner import ContainerSpec, Limits, Mount
@@ -74,7 +74,7 @@ class Sandbox:
         # never readable from inside (fork server): ours by default, plus the caller's inputs and outputs
         self.hide = tuple(default_hidden_paths()) + tuple(str(Path(h).resolve()) for h in hide)
         self._isolation: Isolation | None = None
-        self._zygotes: _ZygotePool | None = None
+        self._zygotes: ZygotePool | None = None
         self._zygote_lock = threading.Lock()
 
     def close(self) -> None:
@@ -186,23 +186,23 @@ class Sandbox:
         iso = self.isolation
         with self._zygote_lock:
             if self._zygotes is None:
-                self._zygotes = _ZygotePool(iso.interpreter, iso.network_namespace, self.scratch_mb, self.hide,
-                                            _memory_cgroups() if iso.memory_cgroup else None)
+                self._zygotes = ZygotePool(iso.interpreter, iso.network_namespace, self.scratch_mb, self.hide,
+                                            memory_cgroups() if iso.memory_cgroup else None)
         pool = self._zygotes
-        with _UidLease() as lease:
-            request = _zygote_request(lease.uid, self._limits(timeout), max(1, math.ceil(timeout)) + 1,
+        with UidLease() as lease:
+            request = zygote_request(lease.uid, self._limits(timeout), max(1, math.ceil(timeout)) + 1,
                                       self.memory_mb * MIB)
             for attempt in (1, 2):  # a fork server that died is replaced once
                 zygote = pool.acquire()
                 try:
                     res = zygote.run(request, program, timeout, self.output_cap)
-                except _ZygoteDied as exc:
+                except ZygoteDied as exc:
                     pool.release(zygote, healthy=False)
                     if attempt == 2:
                         return ExecResult(Verdict.ERROR, None, "", "", 0.0, detail=str(exc))
                     continue
                 pool.release(zygote, healthy=True)
-                return _verdict(res)
+                return verdict_of(res)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _run_local(self, program: str, timeout: float) -> ExecResult:
@@ -210,7 +210,7 @@ class Sandbox:
         if iso.mode is LaunchMode.ROOT_FORKSERVER:
             return self._run_forkserver(program, timeout)
         tmp = tempfile.mkdtemp(prefix="bs-sbx-")
-        lease = _UidLease() if iso.separate_uid else None
+        lease = UidLease() if iso.separate_uid else None
         cgroup: Path | None = None
         try:
             if lease is not None:
@@ -222,29 +222,29 @@ class Sandbox:
                 os.chown(tmp, uid, uid)
                 os.chown(path, uid, uid)
             os.chmod(tmp, 0o700)
-            argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "program.py"])
+            argv, flags, setuid = launch_command(iso, uid, [iso.interpreter, "-s", "-B", "program.py"])
             if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
                 flags = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
-            cgroups = _memory_cgroups() if iso.memory_cgroup else None
+            cgroups = memory_cgroups() if iso.memory_cgroup else None
             if cgroups is not None:
                 cgroup = cgroups.child("run")
                 cgroups.limit(cgroup, self.memory_mb * MIB)
-            plan = _ChildPlan(netns_flags=flags, uid=setuid, limits=self._limits(timeout),
+            plan = ChildPlan(netns_flags=flags, uid=setuid, limits=self._limits(timeout),
                               cpu_seconds=max(1, math.ceil(timeout)) + 1,
                               cgroup_procs=str(cgroup / "cgroup.procs") if cgroup is not None else None)
             kill_after = uid is not None and not iso.pid_namespace
             res = runner.run(
-                argv, cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=timeout, output_cap=self.output_cap,
+                argv, cwd=tmp, env=child_env(tmp), inherit_env=False, timeout=timeout, output_cap=self.output_cap,
                 preexec=plan, kill_on_output_cap=True,
                 # without a pid namespace, children that left the process group are found by their uid
-                after_exit=(lambda: _kill_uid(uid)) if kill_after else None,
+                after_exit=(lambda: kill_uid(uid)) if kill_after else None,
             )
             if cgroups is not None and cgroup is not None:
                 res.extra["oom"] = cgroups.oom_kills(cgroup)
-            return _verdict(res)
+            return verdict_of(res)
         finally:
             if cgroup is not None:
-                _memory_cgroups().remove(cgroup)
+                memory_cgroups().remove(cgroup)
             if lease is not None:
                 lease.__exit__(None, None, None)
             shutil.rmtree(tmp, ignore_errors=True)
@@ -271,13 +271,13 @@ class Sandbox:
                     "--ulimit", "core=0",
                 ),
             )
-            env = {k: v for k, v in _child_env("/sandbox/work").items() if k != "PATH"}
+            env = {k: v for k, v in child_env("/sandbox/work").items() if k != "PATH"}
             res = runner.run(
                 ["python", "-s", "-B", "/sandbox/src/program.py"], env=env, timeout=timeout,
                 output_cap=self.output_cap, container=spec, kill_on_output_cap=True,
                 # killing the engine client does not stop the container; remove it by name
                 after_exit=lambda: runner.run([engine.value, "rm", "-f", name], timeout=60, output_cap=4096),
             )
-            return _verdict(res, oom_on_sigkill=True)
+            return verdict_of(res, oom_on_sigkill=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)

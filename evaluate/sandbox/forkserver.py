@@ -14,7 +14,7 @@ from benchsmith import runner
 from benchsmith.runner import Limits
 
 
-class _ZygoteDied(RuntimeError):
+class ZygoteDied(RuntimeError):
     pass
 
 
@@ -27,9 +27,9 @@ HARNESS_MODULE = "_benchsmith_judge_harness"
 _PRELOAD = {HARNESS_MODULE: (Path(__file__).parents[1] / "humanext" / "judge_harness.py").read_text(encoding="utf-8")}
 
 
-def _zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: int | None = None) -> dict:
+def zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: int | None = None) -> dict:
     return {
-        "script": "program.py", "uid": uid, "env": _child_env("/nonexistent"),  # HOME/TMPDIR set by the server
+        "script": "program.py", "uid": uid, "env": child_env("/nonexistent"),  # HOME/TMPDIR set by the server
         "cpu": cpu,
         "as": limits.address_space, "fsize": limits.file_size, "nofile": limits.open_files,
         "nproc": limits.processes,
@@ -37,7 +37,7 @@ def _zygote_request(uid: int | None, limits: Limits, cpu: int | None, memory: in
     }
 
 
-class _Zygote:
+class Zygote:
     """Our end of one fork server (``zygote.py``): one request at a time."""
 
     def __init__(self, interpreter: str, netns: bool = True, private_fs: bool = True, scratch_mb: int = 64,
@@ -51,7 +51,7 @@ class _Zygote:
                   "preload": _PRELOAD}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            env = _child_env("/")
+            env = child_env("/")
             self.proc = subprocess.Popen(
                 [interpreter, "-s", "-B", "-c", _ZYGOTE_SOURCE, str(theirs.fileno()), json.dumps(config)],
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -62,12 +62,12 @@ class _Zygote:
         self.sock = ours
         try:
             hello = self._recv(30)
-        except (OSError, ValueError, _ZygoteDied) as exc:
+        except (OSError, ValueError, ZygoteDied) as exc:
             self.close()
-            raise _ZygoteDied(f"fork server did not start: {exc}") from exc
+            raise ZygoteDied(f"fork server did not start: {exc}") from exc
         if not hello.get("ready"):
             self.close()
-            raise _ZygoteDied(f"fork server did not start: {hello.get('error', hello)}")
+            raise ZygoteDied(f"fork server did not start: {hello.get('error', hello)}")
         self.readonly_failures: list[str] = list(hello.get("readonly_failures", []))
 
     def alive(self) -> bool:
@@ -79,7 +79,7 @@ class _Zygote:
         self.sock.settimeout(timeout)
         data = self.sock.recv(1 << 16)
         if not data:
-            raise _ZygoteDied(f"fork server exited (status {self.proc.poll()})")
+            raise ZygoteDied(f"fork server exited (status {self.proc.poll()})")
         return json.loads(data)
 
     def run(self, request: dict, program: str, timeout: float, output_cap: int) -> runner.RunResult:
@@ -105,7 +105,7 @@ class _Zygote:
             except OSError as exc:
                 os.close(out_r)
                 os.close(err_r)
-                raise _ZygoteDied(f"fork server unreachable: {exc}") from exc
+                raise ZygoteDied(f"fork server unreachable: {exc}") from exc
             finally:
                 os.close(out_w)
                 os.close(err_w)
@@ -116,7 +116,7 @@ class _Zygote:
         try:
             reply = self._recv(30)
             if "pid" not in reply:
-                raise _ZygoteDied(f"fork server refused the request: {reply}")
+                raise ZygoteDied(f"fork server refused the request: {reply}")
             chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
             sizes = {out_r: 0, err_r: 0}
             truncated = killed = timed_out = False
@@ -149,13 +149,13 @@ class _Zygote:
                 else:
                     wait = deadline - time.monotonic()
                     if wait <= 0:
-                        raise _ZygoteDied("fork server did not report a killed program's status")
+                        raise ZygoteDied("fork server did not report a killed program's status")
                 for key, _ in sel.select(wait):
                     fd = key.fd
                     if key.fileobj is self.sock:
                         data = self.sock.recv(1 << 16)
                         if not data:
-                            raise _ZygoteDied(f"fork server exited (status {self.proc.poll()})")
+                            raise ZygoteDied(f"fork server exited (status {self.proc.poll()})")
                         report = json.loads(data)
                         status = int(report["status"])
                         sel.unregister(self.sock)
@@ -205,7 +205,7 @@ class _Zygote:
                 self.cgroup = None
 
 
-class _ZygotePool:
+class ZygotePool:
     def __init__(self, interpreter: str, netns: bool, scratch_mb: int, hide: Sequence[str] = (),
                  cgroups=None) -> None:
         self.interpreter = interpreter
@@ -213,10 +213,10 @@ class _ZygotePool:
         self.scratch_mb = scratch_mb
         self.hide = list(hide)
         self.cgroups = cgroups
-        self._idle: list[_Zygote] = []
+        self._idle: list[Zygote] = []
         self._lock = threading.Lock()
 
-    def acquire(self) -> _Zygote:
+    def acquire(self) -> Zygote:
         with self._lock:
             while self._idle:
                 z = self._idle.pop()
@@ -225,14 +225,14 @@ class _ZygotePool:
                 z.close()
         cgroup = self.cgroups.child("z") if self.cgroups is not None else None
         try:
-            return _Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb, hide=self.hide, cgroup=cgroup,
+            return Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb, hide=self.hide, cgroup=cgroup,
                            cgroup_version=self.cgroups.files.version if self.cgroups is not None else 1)
         except BaseException:
             if cgroup is not None:
                 self.cgroups.remove(cgroup)
             raise
 
-    def release(self, zygote: _Zygote, healthy: bool) -> None:
+    def release(self, zygote: Zygote, healthy: bool) -> None:
         if not healthy or not zygote.alive():
             zygote.close()
             return
@@ -246,7 +246,7 @@ class _ZygotePool:
             z.close()
 
 
-def _child_env(home: str) -> dict[str, str]:
+def child_env(home: str) -> dict[str, str]:
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": home,

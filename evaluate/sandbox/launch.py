@@ -23,7 +23,7 @@ def _unshare(flags: int) -> None:
 
 
 @dataclass(frozen=True)
-class _ChildPlan:
+class ChildPlan:
     netns_flags: int  # 0 = no namespace
     uid: int | None  # setuid to this in the child (ROOT_UID mode)
     limits: Limits
@@ -52,8 +52,8 @@ class _ChildPlan:
 
 
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-_UNSHARE = shutil.which("unshare", path=_SYSTEM_PATH)
-_SETPRIV = shutil.which("setpriv", path=_SYSTEM_PATH)
+UNSHARE = shutil.which("unshare", path=_SYSTEM_PATH)
+SETPRIV = shutil.which("setpriv", path=_SYSTEM_PATH)
 _SH = shutil.which("sh", path=_SYSTEM_PATH) or "/bin/sh"
 _TRUE = shutil.which("true", path=_SYSTEM_PATH) or "/bin/true"
 # PID 1 of a pid namespace ignores default-action signals (SIGXCPU ...); a shell as PID 1 keeps the program's
@@ -61,17 +61,17 @@ _TRUE = shutil.which("true", path=_SYSTEM_PATH) or "/bin/true"
 _SHIM = [_SH, "-c", '"$@"; exit $?', "sh"]
 
 
-def _command(iso: "Isolation", uid: int | None, argv: list[str]) -> tuple[list[str], int, int | None]:
+def launch_command(iso: "Isolation", uid: int | None, argv: list[str]) -> tuple[list[str], int, int | None]:
     """(argv to execute, unshare flags for the preexec, uid to setuid to in the preexec)."""
     if iso.mode is LaunchMode.ROOT_NAMESPACES:
-        assert uid is not None and _UNSHARE and _SETPRIV
-        priv = [_SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
-        return ([_UNSHARE, "--pid", "--fork", "--kill-child", "--mount-proc", *_SHIM, *priv, *argv],
+        assert uid is not None and UNSHARE and SETPRIV
+        priv = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--"]
+        return ([UNSHARE, "--pid", "--fork", "--kill-child", "--mount-proc", *_SHIM, *priv, *argv],
                 CLONE_NEWIPC | (CLONE_NEWNET if iso.network_namespace else 0), None)
     if iso.mode is LaunchMode.ROOT_UID:
         return list(argv), CLONE_NEWIPC | (CLONE_NEWNET if iso.network_namespace else 0), uid
     if iso.mode is LaunchMode.USER_NAMESPACES:
-        assert _UNSHARE
-        return ([_UNSHARE, "--user", "--map-root-user", "--net", "--ipc", "--pid", "--fork", "--kill-child",
+        assert UNSHARE
+        return ([UNSHARE, "--user", "--map-root-user", "--net", "--ipc", "--pid", "--fork", "--kill-child",
                  "--mount-proc", *_SHIM, *argv], 0, None)
     return list(argv), 0, None

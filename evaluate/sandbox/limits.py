@@ -13,7 +13,7 @@ _CGROUPS_LOCK = threading.Lock()
 _CGROUPS: list = []  # [MemoryCgroups | None, why-not] once probed
 
 
-def _memory_cgroups():
+def memory_cgroups():
     """This process's private memory cgroup directory (probed and created once; removed at exit), or None."""
     with _CGROUPS_LOCK:
         if not _CGROUPS:
@@ -28,8 +28,8 @@ def _memory_cgroups():
         return _CGROUPS[0]
 
 
-def _cgroup_note() -> str:
-    _memory_cgroups()
+def cgroup_note() -> str:
+    memory_cgroups()
     return _CGROUPS[1]
 
 

@@ -11,12 +11,12 @@ import threading
 import warnings
 
 from benchsmith import runner
-from benchsmith.evaluate.sandbox.forkserver import _Zygote, _ZygoteDied, _child_env, _zygote_request
-from benchsmith.evaluate.sandbox.launch import _ChildPlan, _SETPRIV, _UNSHARE, _command
-from benchsmith.evaluate.sandbox.limits import _cgroup_note, _memory_cgroups, default_hidden_paths
+from benchsmith.evaluate.sandbox.forkserver import Zygote, ZygoteDied, child_env, zygote_request
+from benchsmith.evaluate.sandbox.launch import ChildPlan, SETPRIV, UNSHARE, launch_command
+from benchsmith.evaluate.sandbox.limits import cgroup_note, memory_cgroups, default_hidden_paths
 from benchsmith.evaluate.sandbox.records import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWUSER, MIB, UID_BASE, Isolation,
                                                  LaunchMode, SandboxUnavailable)
-from benchsmith.evaluate.sandbox.uids import _UidLease, _kill_uid
+from benchsmith.evaluate.sandbox.uids import UidLease, kill_uid
 from benchsmith.runner import Limits
 
 
@@ -46,11 +46,11 @@ _PROBE_PROGRAM = (
 def _modes_to_try(forkserver: bool = True) -> list[tuple[LaunchMode, bool]]:
     if os.geteuid() == 0:
         out = [(LaunchMode.ROOT_FORKSERVER, True)] if forkserver else []
-        if _UNSHARE and _SETPRIV:
+        if UNSHARE and SETPRIV:
             out.append((LaunchMode.ROOT_NAMESPACES, True))
         out += [(LaunchMode.ROOT_UID, True), (LaunchMode.ROOT_UID, False)]
         return out
-    out = [(LaunchMode.USER_NAMESPACES, True)] if _UNSHARE else []
+    out = [(LaunchMode.USER_NAMESPACES, True)] if UNSHARE else []
     out += [(LaunchMode.PLAIN, True), (LaunchMode.PLAIN, False)]
     return out
 
@@ -114,10 +114,10 @@ def probe_isolation(python: str | None = None, forkserver: bool = True) -> Isola
                     notes.append("private tmpfs /tmp, /var/tmp and /dev/shm")
                 cgroup = None
                 if iso.separate_uid:
-                    cg = _memory_cgroups()
+                    cg = memory_cgroups()
                     cgroup = cg.label if cg is not None else None
                     if cg is None:
-                        notes.append("no memory cgroup (" + _cgroup_note() + ")")
+                        notes.append("no memory cgroup (" + cgroup_note() + ")")
                 if mode is not LaunchMode.ROOT_FORKSERVER:
                     notes.append("host file systems visible (read-only is enforced only by the fork server)")
                 if not iso.separate_uid:
@@ -149,35 +149,35 @@ def _probe_once(iso: Isolation) -> runner.RunResult | str:
     if iso.mode is LaunchMode.ROOT_FORKSERVER:
         zygote = None
         try:
-            zygote = _Zygote(iso.interpreter, iso.network_namespace, hide=default_hidden_paths())
-            with _UidLease() as lease:
-                res = zygote.run(_zygote_request(lease.uid, Limits(address_space=1024 * MIB), None, 1024 * MIB),
+            zygote = Zygote(iso.interpreter, iso.network_namespace, hide=default_hidden_paths())
+            with UidLease() as lease:
+                res = zygote.run(zygote_request(lease.uid, Limits(address_space=1024 * MIB), None, 1024 * MIB),
                                  _PROBE_PROGRAM, timeout=20, output_cap=64 * 1024)
             res.extra["readonly_failures"] = zygote.readonly_failures
             return res
-        except (OSError, ValueError, subprocess.SubprocessError, _ZygoteDied) as exc:
+        except (OSError, ValueError, subprocess.SubprocessError, ZygoteDied) as exc:
             return f"{type(exc).__name__}: {exc}"
         finally:
             if zygote is not None:
                 zygote.close()
     with tempfile.TemporaryDirectory(prefix="bs-sbx-probe-") as tmp:
-        lease = _UidLease() if iso.separate_uid else None
+        lease = UidLease() if iso.separate_uid else None
         try:
             if lease is not None:
                 lease.__enter__()
                 os.chown(tmp, lease.uid, lease.uid)
             uid = lease.uid if lease is not None else None
             netns = CLONE_NEWNET | CLONE_NEWIPC if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
-            argv, flags, setuid = _command(iso, uid, [iso.interpreter, "-s", "-B", "-c", _PROBE_PROGRAM])
+            argv, flags, setuid = launch_command(iso, uid, [iso.interpreter, "-s", "-B", "-c", _PROBE_PROGRAM])
             if iso.mode is LaunchMode.PLAIN and iso.network_namespace:
                 flags = netns
-            plan = _ChildPlan(netns_flags=flags, uid=setuid, limits=Limits(address_space=1024 * MIB))
-            return runner.run(argv, cwd=tmp, env=_child_env(tmp), inherit_env=False, timeout=20,
+            plan = ChildPlan(netns_flags=flags, uid=setuid, limits=Limits(address_space=1024 * MIB))
+            return runner.run(argv, cwd=tmp, env=child_env(tmp), inherit_env=False, timeout=20,
                               output_cap=64 * 1024, preexec=plan)
         except (OSError, subprocess.SubprocessError, runner.ToolMissing) as exc:
             return f"{type(exc).__name__}: {exc}"
         finally:
             if lease is not None:
                 if lease.uid is not None and iso.mode is LaunchMode.ROOT_UID:
-                    _kill_uid(lease.uid)
+                    kill_uid(lease.uid)
                 lease.__exit__(None, None, None)

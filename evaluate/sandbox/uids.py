@@ -17,7 +17,7 @@ from benchsmith.evaluate.sandbox.launch import _TRUE
 from benchsmith.evaluate.sandbox.records import SandboxUnavailable, UID_BASE, UID_SPAN
 
 
-class _UidLease:
+class UidLease:
     """Exclusive use of one uid from the private range, across threads and processes (flock on a lock file)."""
 
     _counter = itertools.count(random.SystemRandom().randrange(UID_SPAN))
@@ -40,7 +40,7 @@ class _UidLease:
                 cls._lock_dir = path
             return cls._lock_dir
 
-    def __enter__(self) -> "_UidLease":
+    def __enter__(self) -> "UidLease":
         lock_dir = self._dir()
         for _ in range(UID_SPAN):
             uid = UID_BASE + next(self._counter) % UID_SPAN
@@ -60,7 +60,7 @@ class _UidLease:
             self._fd = None
 
 
-def _kill_uid(uid: int) -> None:
+def kill_uid(uid: int) -> None:
     """SIGKILL every process owned by ``uid`` (kill(-1) from a helper that becomes that uid).
 
     Needed only without a pid namespace: there, a child that called setsid() outlives the process group."""

@@ -8,7 +8,7 @@ from benchsmith import runner
 from benchsmith.evaluate.sandbox.records import ExecResult, Verdict
 
 
-def _verdict(res: runner.RunResult, oom_on_sigkill: bool = False) -> ExecResult:
+def verdict_of(res: runner.RunResult, oom_on_sigkill: bool = False) -> ExecResult:
     rc = res.returncode
     tail = res.stderr[-2000:]
     if res.timed_out:

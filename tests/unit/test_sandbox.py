@@ -164,7 +164,7 @@ def test_verdict_mapping_of_raw_results():
     def v(**kw) -> Verdict:
         base = dict(argv=["x"], returncode=1, stdout="", stderr="", timed_out=False, truncated=False, duration=0.1)
         base.update(kw)
-        return sbx_verdicts._verdict(RunResult(**base)).verdict
+        return sbx_verdicts.verdict_of(RunResult(**base)).verdict
 
     assert v(returncode=0) is Verdict.PASSED
     assert v(returncode=None, timed_out=True) is Verdict.TIMEOUT
@@ -210,7 +210,7 @@ def test_every_exec_launch_mode_runs_programs(mode):
 
     if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.ROOT_UID) and os.geteuid() != 0:
         pytest.skip(f"{mode} needs root")
-    if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.USER_NAMESPACES) and sbx_launch._UNSHARE is None:
+    if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.USER_NAMESPACES) and sbx_launch.UNSHARE is None:
         pytest.skip("util-linux unshare is not installed")
     base = sbx.probe_isolation(None, forkserver=False)
     iso = sbx.Isolation(
