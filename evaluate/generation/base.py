@@ -121,7 +121,7 @@ ALIASES = {"transformers": "hf", "http": "openai"}
 
 
 def register_backend(name: str, module: str, cls: str, pip_hint: str = "") -> None:
-    """Extension point: make ``--backend NAME`` load ``module.cls`` (imported only when chosen)."""
+    """Extension point: make ``--model-backend NAME`` load ``module.cls`` (imported only when chosen)."""
     _REGISTRY[name] = (module, cls, pip_hint)
 
 
