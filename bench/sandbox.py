@@ -62,7 +62,7 @@ def run_judged(problems: list[dict], workers: int, timeout: float, python: str |
     """The same solutions through benchsmith's judge where HumanEval's tests parse (the candidate runs behind
     the harness, assertions are evaluated in this process), the exit-status path elsewhere.  Timed: planning,
     sandboxed runs and judging."""
-    from benchsmith.evaluate.judge import harness_program, judge, try_plan
+    from benchsmith.evaluate.humanext.judge import harness_program, judge, try_plan
     from benchsmith.evaluate.sandbox import Sandbox
 
     sb = Sandbox(timeout=timeout, workers=workers, python=python)
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=3.0)
     ap.add_argument("--python", default=None, help="interpreter for the sandbox (default: probed)")
-    ap.add_argument("--judged", action="store_true", help="also time the judged path (benchsmith.evaluate.judge)")
+    ap.add_argument("--judged", action="store_true", help="also time the judged path (benchsmith.evaluate.humanext.judge)")
     args = ap.parse_args(argv)
     problems = load_problems()
     n = len(problems)

@@ -22,9 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchsmith.evaluate import metrics_compat
-from benchsmith.evaluate.cceval_metrics import Language, Mode, aggregate, identifier_match, score_example
-from benchsmith.evaluate.cceval_metrics_common import ExampleScore, exact_match, keywords, new_parser
+from benchsmith.evaluate.cceval import compat
+from benchsmith.evaluate.cceval.scoring import Language, Mode, aggregate, identifier_match, score_example
+from benchsmith.evaluate.cceval.common import ExampleScore, exact_match, keywords, new_parser
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1].parent / "shared/data/cceval-metrics/cases.jsonl"
 
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def ours_all() -> list[ExampleScore]:
         # Time the real work: the statement-cut cache must not carry over between timed runs.
-        metrics_compat.postprocess_code_lines.cache_clear()
+        compat.postprocess_code_lines.cache_clear()
         return [score_example(c["task_id"], c["prompt"], c["groundtruth"], c["prediction"],
                               Language.parse(c["language"]), Mode.COMPAT) for c in cases]
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         ours = ours_all()
         ours_times.append(time.perf_counter() - t0)
-    metrics_compat.postprocess_code_lines.cache_clear()
+    compat.postprocess_code_lines.cache_clear()
     t0 = time.perf_counter()
     ours_py = [score_example(c["task_id"], c["prompt"], c["groundtruth"], c["prediction"], Language.PYTHON, Mode.COMPAT)
                for c in py_cases]
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     base_py_time = time.perf_counter() - t0
 
     # Parse count of ours (untimed pass with a counting wrapper): a load-independent view of the saving.
-    cutter = metrics_compat._python_cutter()
+    cutter = compat._python_cutter()
     real_parser = cutter._parser
 
     class Counting:
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             return real_parser.parse(data)
 
     cutter._parser = Counting()
-    metrics_compat.postprocess_code_lines.cache_clear()
+    compat.postprocess_code_lines.cache_clear()
     try:
         ours_all()
     finally:

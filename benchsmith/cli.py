@@ -15,12 +15,12 @@ from typing import Sequence
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("build", "cceval"), "benchsmith.builders.cceval.cli", "build a CrossCodeEval-style cross-file completion split"),
     (("build", "humanext"), "benchsmith.builders.humanext.cli", "build HumanExtension prompt variants"),
-    (("generate",), "benchsmith.evaluate.generate_cli", "generate completions with vLLM / transformers / HTTP"),
+    (("generate",), "benchsmith.evaluate.generation.command", "generate completions with vLLM / transformers / HTTP"),
     (("screen",), "benchsmith.evaluate.screen", "drop examples a model completes from in-file context alone"),
     (("audit",), "benchsmith.builders.cceval.audit",
      "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths"),
-    (("score", "cceval"), "benchsmith.evaluate.score_cli", "score cross-file completions (EM, ES, identifier match)"),
-    (("score", "humanext"), "benchsmith.evaluate.humanext_report", "execute and score HumanExtension predictions"),
+    (("score", "cceval"), "benchsmith.evaluate.cceval.command", "score cross-file completions (EM, ES, identifier match)"),
+    (("score", "humanext"), "benchsmith.evaluate.humanext.command", "execute and score HumanExtension predictions"),
 ]
 
 

@@ -68,7 +68,7 @@ def _with_model(out: Path, rows: list) -> None:
     from benchsmith.cli import main
 
     try:
-        from benchsmith.evaluate.generation import demo_model_path
+        from benchsmith.evaluate.generation.base import demo_model_path
 
         model = demo_model_path()
         import torch  # noqa: F401  (the hf backend needs it)
@@ -80,7 +80,7 @@ def _with_model(out: Path, rows: list) -> None:
         return
     small = out / "model-sample"
     split = _subset(out / "cceval" / "python" / "line_completion.jsonl", small / "python" / "line_completion.jsonl", 8)
-    common = ["--backend", "hf", "--model", str(model), "--max-new-tokens", "24", "--max-prompt-tokens", "768"]
+    common = ["--model-backend", "hf", "--model", str(model), "--max-new-tokens", "24", "--max-prompt-tokens", "768"]
     print(f"\n== benchsmith generate + score cceval ({model.name}, 8 examples, with cross-file context)")
     main(["generate", *common, "--input", str(split), "--output", str(small / "preds.jsonl"), "--crossfile-context", "-q"])
     main(["score", "cceval", "--prompts", str(split), "--predictions", str(small / "preds.jsonl"),
@@ -90,7 +90,7 @@ def _with_model(out: Path, rows: list) -> None:
     variants = _subset(out / "humanext" / "variants.jsonl", small / "humanext" / "variants.jsonl", 12,
                        lambda r: r["setting"] in ("direct", "oracle") and r["perturbation"] in ("none",))
     print("\n== benchsmith generate + score humanext (direct vs oracle)")
-    main(["generate", "--backend", "hf", "--model", str(model), "--max-new-tokens", "128", "--input", str(variants),
+    main(["generate", "--model-backend", "hf", "--model", str(model), "--max-new-tokens", "128", "--input", str(variants),
           "--output", str(small / "humanext-preds.jsonl"), "-q"])
     main(["score", "humanext", "--variants", str(variants), "--predictions", str(small / "humanext-preds.jsonl"),
           "--model-name", "SmolLM2-135M", "--output", str(small / "humanext-report")])

@@ -150,8 +150,8 @@ def _existing_screen_exclusions(path: Path) -> tuple[list[str], set[str]]:
 def screen_language(directory: str | Path, backend, opts: ScreenOptions,
                     advance: Callable[[int], None] | None = None) -> LanguageResult:
     """Screen one ``<lang>`` directory in place with an open backend (see the module docstring)."""
-    from benchsmith.evaluate.generation import GenerationRequest
-    from benchsmith.evaluate.prompting import assemble
+    from benchsmith.evaluate.generation.base import GenerationRequest
+    from benchsmith.evaluate.generation.prompting import assemble
     from benchsmith.jsonio import AtomicWriter
 
     directory = Path(directory)
@@ -277,7 +277,7 @@ def screen(root: str | Path, backend, opts: ScreenOptions, language: str | None 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from benchsmith.evaluate.generate_cli import add_backend_arguments
+    from benchsmith.evaluate.generation.command import add_backend_arguments
 
     p.add_argument("--model", default="bigcode/starcoderbase-1b",
                    help="hub name, local directory or .gguf file (default bigcode/starcoderbase-1b)")
@@ -290,9 +290,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchsmith.evaluate.generate_cli import _progress, open_backend
-    from benchsmith.evaluate.generation import BackendUnavailable, GenerationError
-    from benchsmith.evaluate.prompting import BudgetError
+    from benchsmith.evaluate.generation.command import _progress, open_backend
+    from benchsmith.evaluate.generation.base import BackendUnavailable, GenerationError
+    from benchsmith.evaluate.generation.prompting import BudgetError
 
     try:
         dirs = language_dirs(args.input, args.language)
@@ -302,7 +302,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"benchsmith screen: {exc}", file=sys.stderr)
         return 2
     opts = ScreenOptions(max_new_tokens=args.max_new_tokens, max_prompt_tokens=args.max_prompt_tokens,
-                         model_label=args.model, backend_label=args.backend)
+                         model_label=args.model, backend_label=args.model_backend)
     results = []
     try:
         with _progress(args.quiet, sum(totals.values()), f"screen {Path(args.model).name}") as advance:

@@ -125,8 +125,8 @@ def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
 
 def _self_consistency(examples: list[_Example], language: Language) -> dict[str, Any]:
     """Each groundtruth as its own prediction, through the scorer's public ``score_example``."""
-    from benchsmith.evaluate.cceval_metrics import Mode, score_example
-    from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+    from benchsmith.evaluate.cceval.scoring import Mode, score_example
+    from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
 
     out: dict[str, Any] = {}
     for mode in (Mode.COMPAT, Mode.DEFAULT):

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from benchsmith.evaluate.cceval_metrics import Mode, score_example
-from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+from benchsmith.evaluate.cceval.scoring import Mode, score_example
+from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
 from benchsmith.records import CompletionExample, Language
 
 MODES = (Mode.COMPAT, Mode.DEFAULT)

@@ -22,7 +22,7 @@ For base-model prompts ``extra["program_prefix"] == prompt``, so ``prompt + comp
 program.  ``extra["reference_completion"]`` is the human target's body rendered for this variant (renamed
 auxiliary included): ``--check-variants`` runs every variant's program with it, which must pass.
 Step-by-step stage 2 records carry ``template`` and ``extra["program_template"]``; fill both with
-:func:`.prompts.fill_auxiliary` and the stage-1 program_prefix + completion first.
+:func:`benchsmith.humanext_program.fill_auxiliary` and the stage-1 program_prefix + completion first.
 """
 
 from __future__ import annotations
@@ -37,15 +37,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchsmith.evaluate.humanext.style import AuxUsage, auxiliary_usage
+from benchsmith.humanext_program import assemble_program, program_prefix
 from benchsmith.jsonio import write_json, write_jsonl
 from benchsmith.records import PromptVariant, Setting
 
 from .perturb import PerturbationError
-from .prompts import Formatter, PromptStyle, fill_auxiliary, load_tokenizer
+from .prompts import Formatter, PromptStyle, load_tokenizer
 from .render import PairFormatError
 from .settings import PairContext, VariantConfig, variants_for_pair
 from .sources import Pair, load_pairs, load_pool
-from .usage import AuxUsage, auxiliary_usage
 from .validate import PairCheck, run_batched, validate_pairs
 
 
@@ -136,14 +137,8 @@ def build(opts: BuildOptions) -> BuildResult:
 def variant_program(variant: PromptVariant, completion: str, stage1: PromptVariant | None = None,
                     stage1_completion: str | None = None) -> str:
     """The executable program for ``completion`` of ``variant`` (what the scorer and --check-variants run)."""
-    if variant.stage == 2:
-        if stage1 is None or stage1_completion is None:
-            raise ValueError("a step_by_step stage-2 program needs its stage-1 variant and completion")
-        aux_code = stage1.extra["program_prefix"] + stage1_completion
-        prefix = fill_auxiliary(variant.extra["program_template"], aux_code)
-    else:
-        prefix = variant.extra["program_prefix"]
-    return prefix + completion + "\n" + variant.tests
+    prefix = program_prefix(variant, stage1, stage1_completion)
+    return assemble_program(prefix, completion, variant.tests).text
 
 
 def check_variants(variants: Sequence[PromptVariant], pairs: Sequence[Pair], sandbox,

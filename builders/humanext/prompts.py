@@ -17,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 from benchsmith.enums import StrEnum
+# fill_auxiliary: stage-2 records name it here in their extra["fill"] text, so the name stays importable here
+from benchsmith.humanext_program import AUXILIARY_MARKER, fill_auxiliary  # noqa: F401
 
-AUXILIARY_MARKER = "{auxiliary}"
 BASE_STOP = ["\ndef", "\nclass", "\nif", "\n#"]
 INSTRUCT_STOP = ["[/PYTHON]"]
 CHAT_STOP = ["```"]
@@ -55,13 +56,6 @@ def code_block(imports: Sequence[str], functions: Sequence[str], tail: str | Non
     if tail is not None:
         blocks.append(tail.rstrip("\n"))
     return "\n\n\n".join(blocks) + "\n"
-
-
-def fill_auxiliary(template: str, auxiliary_code: str) -> str:
-    """Stage 2 of step_by_step: put the model's auxiliary (stage-1 program_prefix + completion) into a template."""
-    if template.count(AUXILIARY_MARKER) != 1:
-        raise ValueError(f"a step_by_step template holds {AUXILIARY_MARKER} exactly once")
-    return template.replace(AUXILIARY_MARKER, auxiliary_code.rstrip(), 1)
 
 
 class Formatter:

@@ -1,6 +1,6 @@
 """Run each pair's reference (auxiliary + target reference) against its own tests in the sandbox.
 
-Tests the judge understands (``benchsmith.evaluate.judge``: the released ``check(candidate)`` asserts) are
+Tests the judge understands (``benchsmith.evaluate.humanext.judge``: the released ``check(candidate)`` asserts) are
 judged here, in this process, from the values the reference returned in the sandbox, and a failing pair is
 reported with the assertion that failed and the first candidate value in it (or what the call raised).  Other
 tests run through a small harness (our code, inside the sandbox) that catches the ``AssertionError``, finds the
@@ -98,7 +98,7 @@ def reference_source(pair: Pair) -> str:
 
 def validate_pairs(pairs: Sequence[Pair], sandbox, progress: bool = False) -> list[PairCheck]:
     """One sandboxed run per pair; results in the pairs' order."""
-    from benchsmith.evaluate.judge import harness_program, try_plan
+    from benchsmith.evaluate.humanext.judge import harness_program, try_plan
 
     plans = [try_plan(p.tests, p.target.name)[0] for p in pairs]
     programs = [harness_program(reference_source(p), plan) if plan is not None else diagnostic_program(p)
@@ -108,7 +108,7 @@ def validate_pairs(pairs: Sequence[Pair], sandbox, progress: bool = False) -> li
 
 
 def _judged(pair: Pair, plan, result) -> PairCheck:
-    from benchsmith.evaluate.judge import judge
+    from benchsmith.evaluate.humanext.judge import judge
 
     j = judge(plan, result)
     return PairCheck(pair.pair_id, pair.target.name, pair.auxiliary.name, j.passed, str(j.verdict), line=j.line,

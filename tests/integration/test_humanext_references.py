@@ -92,7 +92,7 @@ def test_references_pass_in_the_sandbox_exactly_where_they_pass_plainly(pairs, t
 
 def judged(pairs: list[dict], targets: list[str]):
     """Each pair's code (no tests) through the judge: the candidate runs in the sandbox, we compare."""
-    from benchsmith.evaluate.judge import harness_program, judge, plan_tests
+    from benchsmith.evaluate.humanext.judge import harness_program, judge, plan_tests
 
     plans = [plan_tests(p["tests"]) for p in pairs]
     sources = ["\n\n\n".join(x.rstrip("\n") for x in import_lines(p["imports"])

@@ -13,7 +13,7 @@ import pytest
 from benchsmith.builders.humanext.build import BuildOptions, build
 from benchsmith.builders.humanext.settings import VariantConfig
 from benchsmith.builders.humanext.sources import load_pairs
-from benchsmith.builders.humanext.usage import AuxUsage, auxiliary_usage
+from benchsmith.evaluate.humanext.style import AuxUsage, auxiliary_usage
 from tests.shared_data import shared_data
 
 DATA = shared_data("humanextension/data.json")

@@ -17,7 +17,7 @@ pytest.importorskip("transformers", reason="the transformers extra is not instal
 pytest.importorskip("gguf", reason="the transformers extra (gguf) is not installed")
 
 from benchsmith.cli import main  # noqa: E402
-from benchsmith.evaluate.generation import GenerationRequest, create_backend, demo_model_path  # noqa: E402
+from benchsmith.evaluate.generation.base import GenerationRequest, create_backend, demo_model_path  # noqa: E402
 from benchsmith.evaluate.screen import ScreenOptions, screen  # noqa: E402
 from benchsmith.records import CompletionExample, CrossFileContext, ExampleMetadata  # noqa: E402
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.evaluate.cceval_metrics import Language, Mode, aggregate, score_example
-from benchsmith.evaluate import metrics_compat as mc
-from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+from benchsmith.evaluate.cceval.scoring import Language, Mode, aggregate, score_example
+from benchsmith.evaluate.cceval import compat as mc
+from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
 from tests.shared_data import shared_data
 
 GOLDEN = shared_data("cceval-metrics")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from rapidfuzz import fuzz
 
-from benchsmith.evaluate.cceval_metrics import Language, Mode, score_example
+from benchsmith.evaluate.cceval.scoring import Language, Mode, score_example
 
 PY, JAVA, TS, CS = Language.PYTHON, Language.JAVA, Language.TYPESCRIPT, Language.CSHARP
 

@@ -10,9 +10,9 @@ import pytest
 
 from benchsmith.analyzers import registry
 from benchsmith.builders.cceval.examples import parser_for, statement_end
-from benchsmith.evaluate import metrics
-from benchsmith.evaluate.cceval_metrics import Language, Mode, describe, score_example
-from benchsmith.evaluate.cceval_metrics_common import COMPAT_LANGUAGES
+from benchsmith.evaluate.cceval import default
+from benchsmith.evaluate.cceval.scoring import Language, Mode, describe, score_example
+from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
 
 JS, GO = Language.JAVASCRIPT, Language.GO
 
@@ -31,17 +31,17 @@ def test_scorer_languages_are_the_registered_analyzers() -> None:
 
 def test_rules_come_from_the_grammar_and_keep_the_four_languages_unchanged() -> None:
     # The tables default mode used before it read them from the grammars.
-    assert metrics.rules(Language.PYTHON).comment_types == {"comment"}
-    assert metrics.rules(Language.JAVA).comment_types == {"line_comment", "block_comment"}
-    assert metrics.rules(Language.TYPESCRIPT).comment_types == {"comment", "html_comment"}
-    assert metrics.rules(Language.CSHARP).comment_types == {"comment"}
-    assert metrics.rules(JS).comment_types == {"comment", "html_comment"}
-    assert metrics.rules(GO).comment_types == {"comment"}
-    go = metrics.rules(GO)
+    assert default.rules(Language.PYTHON).comment_types == {"comment"}
+    assert default.rules(Language.JAVA).comment_types == {"line_comment", "block_comment"}
+    assert default.rules(Language.TYPESCRIPT).comment_types == {"comment", "html_comment"}
+    assert default.rules(Language.CSHARP).comment_types == {"comment"}
+    assert default.rules(JS).comment_types == {"comment", "html_comment"}
+    assert default.rules(GO).comment_types == {"comment"}
+    go = default.rules(GO)
     assert {"package_identifier", "field_identifier", "type_identifier", "label_name"} <= go.identifier_types
     assert go.line_end_terminators == registry()["go"].line_end_terminators
-    assert registry()["javascript"].statement_containers <= metrics.rules(JS).statement_parents
-    assert metrics.rules(Language.PYTHON).terminators is None
+    assert registry()["javascript"].statement_containers <= default.rules(JS).statement_parents
+    assert default.rules(Language.PYTHON).terminators is None
 
 
 def test_results_name_every_grammar_version() -> None:
@@ -174,7 +174,7 @@ def test_an_exact_copy_of_a_built_groundtruth_matches(language: Language, text: 
     cls = registry()[language.value]
     data = text.encode()
     tree = parser_for(cls, "f").parse(data)
-    kinds = metrics.rules(language).identifier_types
+    kinds = default.rules(language).identifier_types
     checked = 0
     stack = [tree.root_node]
     cursors = []
@@ -206,7 +206,7 @@ def test_compat_refuses_languages_the_released_scorer_never_had(language: Langua
 
 
 def test_score_cli_scores_go_by_default_and_refuses_compat(tmp_path: Path, capsys) -> None:
-    from benchsmith.evaluate import score_cli
+    from benchsmith.evaluate.cceval import command as score_cli
 
     split = tmp_path / "go" / "line_completion.jsonl"
     split.parent.mkdir()

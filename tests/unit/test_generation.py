@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchsmith.evaluate import generation as g
-from benchsmith.evaluate import prompting as pr
+from benchsmith.evaluate.generation import base as g
+from benchsmith.evaluate.generation import prompting as pr
+from benchsmith.evaluate.generation.truncation import truncate
 
 tokenizers = pytest.importorskip("tokenizers", reason="the transformers extra (tokenizers) is not installed")
 transformers = pytest.importorskip("transformers", reason="the transformers extra is not installed")
@@ -39,10 +40,12 @@ def test_request_validates_and_normalises_stop():
             g.GenerationRequest("x", **bad)
 
 
-def test_truncate_at_stop_cuts_at_earliest_stop():
-    assert g.truncate_at_stop("a = 1\nb = 2\ndef f", ["\ndef", "\n"]) == "a = 1"
-    assert g.truncate_at_stop("return x", ["\nclass"]) == "return x"
-    assert g.truncate_at_stop("abc", []) == "abc"
+def test_truncate_cuts_at_earliest_stop():
+    # the backends cut with the same function the HumanExtension scorer uses (one stop-sequence cutter)
+    assert truncate("a = 1\nb = 2\ndef f", ["\ndef", "\n"]) == "a = 1"
+    assert truncate("return x", ["\nclass"]) == "return x"
+    assert truncate("abc", []) == "abc"
+    assert truncate("a\nb", (s for s in ["", "\n"])) == "a"  # any iterable of stops; empty ones ignored
 
 
 def test_group_by_sampling_keeps_first_appearance_order():
@@ -61,7 +64,7 @@ def test_missing_library_error_names_the_pip_command():
 
 
 def test_vllm_backend_without_vllm_says_how_to_install():
-    pytest.importorskip("benchsmith.evaluate.backend_vllm")
+    pytest.importorskip("benchsmith.evaluate.generation.vllm")
     try:
         import vllm  # noqa: F401
     except ImportError:
@@ -74,7 +77,7 @@ def test_vllm_backend_without_vllm_says_how_to_install():
 # ------------------------------------------------------------------------------------------------------- cache
 
 
-class EchoBackend(g.Backend):
+class EchoBackend(g.GenerationBackend):
     """Stands for a model: completes a prompt with its reverse (deterministic), counting the prompts it sees."""
 
     name = "echo"
@@ -198,3 +201,14 @@ def test_assemble_without_tokenizer(tok):
         pr.assemble("b", "a", None, 100)
     with pytest.raises(pr.BudgetError, match="max-new-tokens"):
         pr.assemble("b", "a", tok, 0)
+
+
+@pytest.mark.parametrize("base", [["generate", "--model", "m", "--input", "in", "--output", "out"],
+                                  ["screen", "--model", "m", "--input", "in"]])
+def test_model_backend_flag_and_its_deprecated_alias_agree(base):
+    from benchsmith.cli import build_parser
+
+    new = build_parser().parse_args([*base, "--model-backend", "openai"])
+    old = build_parser().parse_args([*base, "--backend", "openai"])
+    assert new.model_backend == old.model_backend == "openai"
+    assert build_parser().parse_args(base).model_backend == "hf"

@@ -11,13 +11,13 @@ pytest.importorskip("torch", reason="the transformers extra (torch) is not insta
 pytest.importorskip("transformers", reason="the transformers extra is not installed")
 
 from benchsmith.cli import main  # noqa: E402
-from benchsmith.evaluate.generation import (  # noqa: E402
+from benchsmith.evaluate.generation.base import (  # noqa: E402
     CachedBackend,
     GenerationRequest,
     RequestCache,
     create_backend,
 )
-from benchsmith.evaluate.tiny_model import build_tiny_model  # noqa: E402
+from benchsmith.evaluate.generation.tiny_model import build_tiny_model  # noqa: E402
 
 PROMPTS = [
     "def add(a, b):\n",
@@ -155,7 +155,7 @@ def _read(path):
 
 
 def test_generate_cli_crossfile_context_and_budget(llama_dir, tmp_path):
-    from benchsmith.evaluate.prompting import assemble
+    from benchsmith.evaluate.generation.prompting import assemble
 
     cfc = "# Here are some relevant code fragments from other files of the repo:\n" + "# def helper(a): pass\n" * 80
     rows = [_cceval_record(f"project/{i}", "import os\n" * (5 + 40 * i) + PROMPTS[2], cfc) for i in range(3)]

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("requests", reason="the openai extra (requests) is not installed")
 
 from benchsmith.cli import main  # noqa: E402
-from benchsmith.evaluate.generation import GenerationError, GenerationRequest, create_backend  # noqa: E402
+from benchsmith.evaluate.generation.base import GenerationError, GenerationRequest, create_backend  # noqa: E402
 
 
 def completion_for(prompt: str, sample: int, seed) -> str:
@@ -142,7 +142,7 @@ def test_api_key_is_sent(server, monkeypatch):
 def test_generate_cli_over_http_with_cache(server, tmp_path):
     rows = [{"task_id": f"t{i}", "prompt": f"def f{i}():\n", "stop": ["\nnext"]} for i in range(3)]
     (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    args = ["generate", "--backend", "openai", "--model", "m", "--base-url", server.url, "--input",
+    args = ["generate", "--model-backend", "openai", "--model", "m", "--base-url", server.url, "--input",
             str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "out.jsonl"), "--cache", str(tmp_path / "c"), "-q"]
     assert main(args) == 0
     preds = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]

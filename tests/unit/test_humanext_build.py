@@ -207,3 +207,22 @@ def test_cli_rejects_unknown_setting(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["build", "humanext", "--output", str(tmp_path), "--settings", "oracle,bogus"])
     assert "bogus" in capsys.readouterr().err
+
+
+def test_builder_and_scorer_assemble_the_same_program(demo):
+    # one contract (benchsmith.humanext_program): the reference check and the scorer run the same text
+    from benchsmith.evaluate.humanext.plan import assemble
+
+    by = {v.task_id: v for v in demo.variants}
+    checked = 0
+    for v in demo.variants:
+        if v.stage == 1:
+            continue
+        s1 = by.get(v.extra.get("stage1_task_id", "")) if v.stage == 2 else None
+        s1_completion = s1.extra["reference_completion"] if s1 is not None else None
+        completion = v.extra["reference_completion"]
+        built = variant_program(v, completion, s1, s1_completion)
+        scored = assemble(v, completion, "never", s1, s1_completion)
+        assert scored.program == built, v.task_id
+        checked += 1
+    assert checked > 10

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from benchsmith.cli import main
-from benchsmith.evaluate import humanext_report as hr
+from benchsmith.evaluate.humanext import inputs as hx_inputs
+from benchsmith.evaluate.humanext import plan as hx_plan
+from benchsmith.evaluate.humanext import results as hx_results
 from benchsmith.records import Perturbation, PromptVariant, Setting
 
 ADD_ONE = "def add_one(x):\n    \"\"\"Add one.\"\"\"\n    return x + 1\n"
@@ -212,43 +214,43 @@ def test_duplicate_model_names_and_bad_k_are_errors(inputs, capsys):
 def test_variants_directory_and_bad_variants(tmp_path):
     (tmp_path / "humanext").mkdir()
     write_jsonl(tmp_path / "humanext" / "variants.jsonl", [build_variants()[0].to_dict()])
-    assert hr.variants_path(tmp_path).name == "variants.jsonl"
-    with pytest.raises(hr.ReportInputError, match="no variants.jsonl"):
-        hr.variants_path(tmp_path / "humanext" / "nothing")
+    assert hx_inputs.variants_path(tmp_path).name == "variants.jsonl"
+    with pytest.raises(hx_inputs.ReportInputError, match="no variants.jsonl"):
+        hx_inputs.variants_path(tmp_path / "humanext" / "nothing")
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"task_id": "x", "prompt": ""}])
-    with pytest.raises(hr.ReportInputError, match=r"bad.jsonl:1: variant 'x' lacks pair_id"):
-        hr.load_variants(bad)
+    with pytest.raises(hx_inputs.ReportInputError, match=r"bad.jsonl:1: variant 'x' lacks pair_id"):
+        hx_inputs.load_variants(bad)
     row = build_variants()[0].to_dict()
     dup = write_jsonl(tmp_path / "dup.jsonl", [row, row])
-    with pytest.raises(hr.ReportInputError, match="dup.jsonl:2: duplicate task_id"):
-        hr.load_variants(dup)
+    with pytest.raises(hx_inputs.ReportInputError, match="dup.jsonl:2: duplicate task_id"):
+        hx_inputs.load_variants(dup)
     row["setting"] = "sideways"
-    with pytest.raises(hr.ReportInputError, match="bad2.jsonl:1"):
-        hr.load_variants(write_jsonl(tmp_path / "bad2.jsonl", [row]))
+    with pytest.raises(hx_inputs.ReportInputError, match="bad2.jsonl:1"):
+        hx_inputs.load_variants(write_jsonl(tmp_path / "bad2.jsonl", [row]))
 
 
 def test_program_assembly():
     variants = {x.task_id: x for x in build_variants()}
-    asm = hr.assemble(variants["p1/oracle"], ADD_ONE + "\n\n" + ADD_TWO + "    return add_one(x)\ndef junk(): pass")
+    asm = hx_plan.assemble(variants["p1/oracle"], ADD_ONE + "\n\n" + ADD_TWO + "    return add_one(x)\ndef junk(): pass")
     assert asm.completion == "    return add_one(x)"  # echoed prompt stripped, cut at "\ndef"
     assert asm.program == ADD_ONE + "\n\n" + ADD_TWO + "    return add_one(x)\n" + TESTS + "\n"
-    s2 = hr.assemble(variants["p1/stage2"], "    return add_one(add_one(x))\n", stage1=variants["p1/stage1"],
+    s2 = hx_plan.assemble(variants["p1/stage2"], "    return add_one(add_one(x))\n", stage1=variants["p1/stage1"],
                      stage1_raw="    return x + 1\n\ndef more(): pass")
     assert s2.source.startswith("def add_one(x):\n    return x + 1\n\n\ndef add_two(x):")
-    with pytest.raises(hr.ReportInputError, match="stage-1"):
-        hr.assemble(variants["p1/stage2"], "    return 1\n")
-    chat = hr.assemble(variants["p1/renamed"], "```python\ndef add_two(x):\n    return plus_one(x) + 1\n```",
+    with pytest.raises(hx_inputs.ReportInputError, match="stage-1"):
+        hx_plan.assemble(variants["p1/stage2"], "    return 1\n")
+    chat = hx_plan.assemble(variants["p1/renamed"], "```python\ndef add_two(x):\n    return plus_one(x) + 1\n```",
                        code_blocks="auto")
     assert chat.source == PLUS_ONE + "\n\n" + "def add_two(x):\n    return plus_one(x) + 1\n"
-    never = hr.assemble(variants["p1/renamed"], "```python\ndef add_two(x):\n    return 1\n```", code_blocks="never")
+    never = hx_plan.assemble(variants["p1/renamed"], "```python\ndef add_two(x):\n    return 1\n```", code_blocks="never")
     assert never.completion == "```python"
 
 
 def test_pearson():
-    assert hr.pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
-    assert hr.pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
-    assert hr.pearson([1, 1, 1], [1, 2, 3]) is None
-    assert hr.pearson([1, 2], [1, 2]) is None
+    assert hx_results.pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
+    assert hx_results.pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    assert hx_results.pearson([1, 1, 1], [1, 2, 3]) is None
+    assert hx_results.pearson([1, 2], [1, 2]) is None
 
 
 def test_tests_of_another_shape_take_the_exit_status_path_and_are_counted(tmp_path):
@@ -268,3 +270,12 @@ def test_tests_of_another_shape_take_the_exit_status_path_and_are_counted(tmp_pa
     samples = [json.loads(line) for line in (tmp_path / "report" / "samples.jsonl").read_text().splitlines()]
     assert [s["passed"] for s in samples] == [True, False, True]
     assert "exit-status path (tests of another shape): 2 samples" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_sandbox_flag_and_its_deprecated_alias_agree():
+    from benchsmith.cli import build_parser
+
+    base = ["score", "humanext", "--variants", "v", "--predictions", "p", "--output", "o"]
+    assert build_parser().parse_args([*base, "--sandbox", "container"]).sandbox == "container"
+    assert build_parser().parse_args([*base, "--backend", "container"]).sandbox == "container"
+    assert build_parser().parse_args(base).sandbox == "local"

@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from benchsmith.evaluate import judge as J
+from benchsmith.evaluate.humanext import judge as J
+from benchsmith.evaluate.humanext import judge_values as JV
 from benchsmith.evaluate.sandbox import ExecResult, Sandbox, Verdict
 
 TESTS = textwrap.dedent("""
@@ -111,12 +112,12 @@ def test_timeouts_and_memory_keep_their_verdicts(sandbox):
 
 
 def test_decoding_builds_only_plain_data():
-    assert J.decode({"tuple": [1, {"set": [2]}]}) == (1, {2})
-    assert J.decode({"dict": [[{"tuple": [1]}, None]]}) == {(1,): None}
+    assert JV.decode({"tuple": [1, {"set": [2]}]}) == (1, {2})
+    assert JV.decode({"dict": [[{"tuple": [1]}, None]]}) == {(1,): None}
     for bad in ({"object": []}, {"set": [[1]]}, {"tuple": 1, "x": 2}, {"dict": [[1]]}, {"complex": [1, 2]}):
-        with pytest.raises(J.EvalError):
-            J.decode(bad)
-    assert math.isnan(J.decode(float("nan")))
+        with pytest.raises(JV.EvalError):
+            JV.decode(bad)
+    assert math.isnan(JV.decode(float("nan")))
 
 
 def test_parent_side_evaluation_is_bounded():
@@ -125,12 +126,12 @@ def test_parent_side_evaluation_is_bounded():
     fetch = {0: 10 ** 6, 1: "x"}.__getitem__
     for expr in ("2 ** _bs_call_0", "[0] * _bs_call_0 * 100", "_bs_call_1 * (_bs_call_0 * 10)",
                  "list(range(_bs_call_0 * 100))", "1 << (_bs_call_0 * 100)"):
-        with pytest.raises(J.EvalError):
-            J.SafeEval(fetch).eval(ast.parse(expr, mode="eval").body)
+        with pytest.raises(JV.EvalError):
+            JV.SafeEval(fetch).eval(ast.parse(expr, mode="eval").body)
     per_element = ast.parse("len(list(map(lambda x: x + x + x, range(_bs_call_0))))", mode="eval").body
-    assert J.SafeEval({0: 10 ** 5}.__getitem__).eval(per_element) == 10 ** 5
-    with pytest.raises(J.EvalError, match="too expensive"):
-        J.SafeEval({0: 10 ** 6}.__getitem__).eval(per_element)
+    assert JV.SafeEval({0: 10 ** 5}.__getitem__).eval(per_element) == 10 ** 5
+    with pytest.raises(JV.EvalError, match="too expensive"):
+        JV.SafeEval({0: 10 ** 6}.__getitem__).eval(per_element)
 
 
 def test_protocol_violations_fail():

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from benchsmith.evaluate.passk import aggregate, counts, estimate, mean_pass_at_k, parse_ks, pass_at_k
+from benchsmith.evaluate.humanext.passk import aggregate, counts, estimate, mean_pass_at_k, parse_ks, pass_at_k
 
 
 def exact(n: int, c: int, k: int) -> float:

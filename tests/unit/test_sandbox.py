@@ -8,6 +8,9 @@ import textwrap
 import pytest
 
 from benchsmith.evaluate import sandbox as sbx
+from benchsmith.evaluate.sandbox import launch as sbx_launch
+from benchsmith.evaluate.sandbox import probe as sbx_probe
+from benchsmith.evaluate.sandbox import verdicts as sbx_verdicts
 from benchsmith.evaluate.sandbox import ExecResult, LaunchMode, Sandbox, SandboxBackend, Verdict
 
 
@@ -161,7 +164,7 @@ def test_verdict_mapping_of_raw_results():
     def v(**kw) -> Verdict:
         base = dict(argv=["x"], returncode=1, stdout="", stderr="", timed_out=False, truncated=False, duration=0.1)
         base.update(kw)
-        return sbx._verdict(RunResult(**base)).verdict
+        return sbx_verdicts.verdict_of(RunResult(**base)).verdict
 
     assert v(returncode=0) is Verdict.PASSED
     assert v(returncode=None, timed_out=True) is Verdict.TIMEOUT
@@ -207,14 +210,14 @@ def test_every_exec_launch_mode_runs_programs(mode):
 
     if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.ROOT_UID) and os.geteuid() != 0:
         pytest.skip(f"{mode} needs root")
-    if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.USER_NAMESPACES) and sbx._UNSHARE is None:
+    if mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.USER_NAMESPACES) and sbx_launch.UNSHARE is None:
         pytest.skip("util-linux unshare is not installed")
     base = sbx.probe_isolation(None, forkserver=False)
     iso = sbx.Isolation(
         interpreter=base.interpreter, mode=mode, network_namespace=mode is not LaunchMode.PLAIN,
         pid_namespace=mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.USER_NAMESPACES),
         separate_uid=mode in (LaunchMode.ROOT_NAMESPACES, LaunchMode.ROOT_UID))
-    probe = sbx._probe_once(iso)
+    probe = sbx_probe._probe_once(iso)
     if isinstance(probe, str) or probe.returncode != 0:
         pytest.skip(f"{mode} is not available on this kernel: {probe if isinstance(probe, str) else probe.stderr}")
     with Sandbox(timeout=2.0, memory_mb=256, forkserver=False) as sb:
@@ -231,8 +234,8 @@ def test_every_exec_launch_mode_runs_programs(mode):
 
 def test_missing_network_namespace_is_detected_and_said(monkeypatch):
     """Where the kernel grants no namespace, the probe says so (warning + notes) instead of pretending."""
-    monkeypatch.setattr(sbx, "_PROBED", {})
-    monkeypatch.setattr(sbx, "_modes_to_try", lambda forkserver=True: [(LaunchMode.PLAIN, False)])
+    monkeypatch.setattr(sbx_probe, "_PROBED", {})
+    monkeypatch.setattr(sbx_probe, "_modes_to_try", lambda forkserver=True: [(LaunchMode.PLAIN, False)])
     with pytest.warns(RuntimeWarning, match="NOT cut off from the network"):
         iso = sbx.probe_isolation(None, forkserver=False)
     assert iso.mode is LaunchMode.PLAIN and not iso.network_namespace and not iso.separate_uid

@@ -662,7 +662,7 @@ GOOD_FACT = "def factorial(n):\n    out = 1\n    for i in range(2, n + 1):\n    
 
 
 def _judged(sandbox: Sandbox, source: str, tests: str = FACT_TESTS):
-    from benchsmith.evaluate.judge import harness_program, judge, plan_tests
+    from benchsmith.evaluate.humanext.judge import harness_program, judge, plan_tests
 
     plan = plan_tests(tests)
     res = sandbox.run(harness_program(source, plan))

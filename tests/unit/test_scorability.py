@@ -11,7 +11,7 @@ from benchsmith.builders.cceval import scorability
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import ExampleFilterConfig, ScorableGroundtruth, default_filters
 from benchsmith.analyzers import get_analyzer
-from benchsmith.evaluate.cceval_metrics import Mode
+from benchsmith.evaluate.cceval.scoring import Mode
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import Counter, chain
 from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Language, Reason
@@ -188,9 +188,9 @@ def test_unscorable_example_is_counted_by_the_build(tmp_path):
 
 def test_builder_and_default_scorer_end_statements_with_one_rule_set():
     from benchsmith.analyzers import registry
-    from benchsmith.evaluate import metrics
+    from benchsmith.evaluate.cceval import default
 
     for name, cls in registry().items():
-        assert metrics.rules(Language(name)).statement_parents == cls.statement_parents(), name
+        assert default.rules(Language(name)).statement_parents == cls.statement_parents(), name
     assert "switch_section" in registry()["csharp"].statement_parents()
     assert registry()["go"].statement_parents() == frozenset()  # Go ends statements at line ends instead

@@ -16,8 +16,8 @@ pytest.importorskip("torch", reason="the transformers extra (torch) is not insta
 pytest.importorskip("transformers", reason="the transformers extra is not installed")
 
 from benchsmith.cli import main  # noqa: E402
-from benchsmith.evaluate.generation import GenerationRequest, create_backend  # noqa: E402
-from benchsmith.evaluate.tiny_model import build_tiny_model  # noqa: E402
+from benchsmith.evaluate.generation.base import GenerationRequest, create_backend  # noqa: E402
+from benchsmith.evaluate.generation.tiny_model import build_tiny_model  # noqa: E402
 from benchsmith.records import (  # noqa: E402
     CompletionExample,
     CrossFileContext,

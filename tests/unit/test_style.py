@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchsmith.evaluate.style import Style, classify_source
+from benchsmith.evaluate.humanext.style import Style, classify_source
 
 PREFIX = "def aux(xs):\n    return sorted(xs)\n\n\ndef target(items):\n"
 

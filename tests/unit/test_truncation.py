@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchsmith.evaluate.truncation import (code_blocks, defines_function, extract_code, remove_function,
+from benchsmith.evaluate.generation.truncation import (code_blocks, defines_function, extract_code, remove_function,
                                              strip_prompt, truncate)
 
 STOP = ["\ndef", "\nclass", "\nif", "\n#"]

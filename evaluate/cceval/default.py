@@ -1,7 +1,7 @@
 """Default (corrected) CrossCodeEval scoring: one tree-sitter parse of ``prompt + completion`` per text decides
 where the statement ends, what is a comment and what is an identifier, for every language.
 
-Where it differs from the released scorer (``metrics_compat``), and why (each has a unit test):
+Where it differs from the released scorer (``compat``), and why (each has a unit test):
 
 Every language with an analyzer is scored (``benchsmith.analyzers.registry()``): its analyzer class declares the
 tree-sitter grammar and the statement rules the example builder cut the groundtruth with
@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from .cceval_metrics_common import (
+from benchsmith.evaluate.cceval.common import (
     ExampleScore,
     Language,
     analyzer_class,

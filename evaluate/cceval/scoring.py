@@ -1,7 +1,7 @@
 """CrossCodeEval line-completion metrics (EM, ES, identifier EM/precision/recall/F1) in two modes.
 
-- ``Mode.COMPAT``: the released scorer's numbers exactly (``metrics_compat``).
-- ``Mode.DEFAULT``: benchsmith's corrected scorer (``metrics``); its differences are listed there.
+- ``Mode.COMPAT``: the released scorer's numbers exactly (``compat``).
+- ``Mode.DEFAULT``: benchsmith's corrected scorer (``default``); its differences are listed there.
 
 Typical use::
 
@@ -11,7 +11,7 @@ Typical use::
 
 from __future__ import annotations
 
-from .cceval_metrics_common import (
+from benchsmith.evaluate.cceval.common import (
     METRICS,
     EditSim,
     ExampleScore,
@@ -53,13 +53,13 @@ def score_example(
     sample: int = 0,
 ) -> ExampleScore:
     if mode is Mode.COMPAT:
-        from . import metrics_compat
+        from benchsmith.evaluate.cceval import compat
 
         require_compat_language(language)
-        return metrics_compat.score_example(task_id, prompt, groundtruth, pred, language, sample)
-    from . import metrics
+        return compat.score_example(task_id, prompt, groundtruth, pred, language, sample)
+    from benchsmith.evaluate.cceval import default
 
-    return metrics.score_example(task_id, prompt, groundtruth, pred, language, sample)
+    return default.score_example(task_id, prompt, groundtruth, pred, language, sample)
 
 
 def _version(dist: str) -> str:

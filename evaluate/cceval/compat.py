@@ -25,7 +25,7 @@ import difflib
 import functools
 import re
 
-from .cceval_metrics_common import (
+from benchsmith.evaluate.cceval.common import (
     ExampleScore,
     Language,
     exact_match,

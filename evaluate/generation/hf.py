@@ -16,8 +16,8 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from benchsmith.evaluate.generation import (
-    Backend,
+from benchsmith.evaluate.generation.base import (
+    GenerationBackend,
     GenerationError,
     GenerationRequest,
     GenerationResult,
@@ -25,9 +25,9 @@ from benchsmith.evaluate.generation import (
     file_fingerprint,
     group_by_sampling,
     require,
-    truncate_at_stop,
 )
-from benchsmith.evaluate.prompting import HFTokenizer
+from benchsmith.evaluate.generation.truncation import truncate
+from benchsmith.evaluate.generation.prompting import HFTokenizer
 
 log = logging.getLogger(__name__)
 PIP = "pip install 'benchsmith[transformers]'  (torch: pip install torch, a CPU or CUDA build)"
@@ -103,7 +103,7 @@ def _converted_gguf(path: Path, fingerprint: str, trust_remote_code: bool) -> Pa
     return target
 
 
-class HFBackend(Backend):
+class HFBackend(GenerationBackend):
     name = "hf"
 
     def __init__(self, model: str, batch_size: int = 8, device: str | None = None, dtype: str | None = None,
@@ -267,7 +267,7 @@ class HFBackend(Backend):
         for row in gen:
             used = self._used_length(row)
             counts.append(used)
-            texts.append(truncate_at_stop(self.tok.decode(row[:used], skip_special_tokens=True), req.stop))
+            texts.append(truncate(self.tok.decode(row[:used], skip_special_tokens=True), req.stop))
         self.stats["generated_tokens"] += sum(counts)
         results = []
         for k in range(len(rows)):

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from benchsmith.evaluate.generation import (
-    Backend,
+from benchsmith.evaluate.generation.base import (
+    GenerationBackend,
     GenerationRequest,
     GenerationResult,
     file_fingerprint,
     require,
-    truncate_at_stop,
 )
-from benchsmith.evaluate.prompting import HFTokenizer
+from benchsmith.evaluate.generation.truncation import truncate
+from benchsmith.evaluate.generation.prompting import HFTokenizer
 
 PIP = "pip install 'benchsmith[vllm]' (needs a CUDA GPU; see https://docs.vllm.ai for the build matching your CUDA)"
 
 
-class VLLMBackend(Backend):
+class VLLMBackend(GenerationBackend):
     name = "vllm"
 
     def __init__(self, model: str, tensor_parallel_size: int = 1, enable_prefix_caching: bool = True,
@@ -77,7 +77,7 @@ class VLLMBackend(Backend):
             samples = sorted(out.outputs, key=lambda o: o.index)
             tokens = sum(len(o.token_ids) for o in samples)
             self.stats["generated_tokens"] += tokens
-            texts = [truncate_at_stop(o.text, req.stop) for o in samples]
+            texts = [truncate(o.text, req.stop) for o in samples]
             if req.greedy and len(texts) < req.n:  # some versions collapse greedy n>1 to one output
                 texts = (texts * req.n)[: req.n]
             results.append(GenerationResult(texts=texts, prompt_tokens=len(out.prompt_token_ids or []),

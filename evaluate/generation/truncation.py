@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Iterable
 
 _FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n", re.MULTILINE)
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
@@ -23,7 +23,7 @@ def strip_prompt(completion: str, prompt: str | None) -> str:
     return completion
 
 
-def truncate(completion: str, stop: Sequence[str], prompt: str | None = None) -> str:
+def truncate(completion: str, stop: Iterable[str], prompt: str | None = None) -> str:
     """The completion up to (not including) the earliest stop sequence; positions count from the prompt's end."""
     text = strip_prompt(completion, prompt)
     cut = len(text)

@@ -1,4 +1,4 @@
-"""The trusted half of a judged sandboxed run (see ``benchsmith.evaluate.judge``).  Standard library only.
+"""The trusted half of a judged sandboxed run (see ``benchsmith.evaluate.humanext.judge``).  Standard library only.
 
 benchsmith sends ``<this file> + "\\nmain(<config>)\\n"`` to the sandbox as the program.  It runs as H, the
 run's first process, and never executes a line of the untrusted code:

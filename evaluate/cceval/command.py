@@ -18,8 +18,8 @@ from pathlib import Path
 
 from benchsmith.jsonio import parse_jsonl
 
-from .cceval_metrics_common import ExampleScore, Language, Mode, aggregate, require_compat_language
-from .predictions import Prediction, Wording, check_text, read_predictions
+from benchsmith.evaluate.cceval.common import ExampleScore, Language, Mode, aggregate, require_compat_language
+from benchsmith.evaluate.predictions import Prediction, Wording, check_text, read_predictions
 
 COMPAT_CHOICES = {"cceval": Mode.COMPAT}
 
@@ -136,7 +136,7 @@ def load_predictions(path: Path, tasks: list[Task]) -> dict[str, list[Prediction
 
 
 def score_all(tasks: list[Task], preds: dict[str, list[Prediction]], mode: Mode, progress: bool = True) -> list[ExampleScore]:
-    from .cceval_metrics import score_example
+    from benchsmith.evaluate.cceval.scoring import score_example
 
     jobs = [(t, k, p) for t in tasks for k, p in enumerate(preds[t.task_id])]
     out: list[ExampleScore] = []
@@ -155,7 +155,7 @@ def score_all(tasks: list[Task], preds: dict[str, list[Prediction]], mode: Mode,
 
 
 def build_results(tasks: list[Task], scores: list[ExampleScore], mode: Mode) -> dict:
-    from .cceval_metrics import describe
+    from benchsmith.evaluate.cceval.scoring import describe
 
     results = aggregate(scores)
     langs = sorted({t.language.value for t in tasks})

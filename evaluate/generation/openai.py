@@ -16,22 +16,22 @@ import os
 import time
 from typing import Any, Sequence
 
-from benchsmith.evaluate.generation import (
-    Backend,
+from benchsmith.evaluate.generation.base import (
+    GenerationBackend,
     GenerationError,
     GenerationRequest,
     GenerationResult,
     chunks,
     group_by_sampling,
     require,
-    truncate_at_stop,
 )
+from benchsmith.evaluate.generation.truncation import truncate
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 MAX_API_STOPS = 4
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(GenerationBackend):
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, batch_size: int = 16,
@@ -64,7 +64,7 @@ class OpenAIBackend(Backend):
             return None
         if self._tokenizer is None:
             transformers = require("transformers", "openai (--tokenizer)", "pip install 'benchsmith[transformers]'")
-            from benchsmith.evaluate.prompting import HFTokenizer
+            from benchsmith.evaluate.generation.prompting import HFTokenizer
 
             self._tokenizer = HFTokenizer(transformers.AutoTokenizer.from_pretrained(self._tokenizer_path))
         return self._tokenizer
@@ -79,7 +79,7 @@ class OpenAIBackend(Backend):
             for batch in chunks(group, self.batch_size):
                 choices = self._post(req, [requests[i].prompt for i in batch])
                 for k, i in enumerate(batch):
-                    results[i] = GenerationResult(texts=[truncate_at_stop(c, req.stop)
+                    results[i] = GenerationResult(texts=[truncate(c, req.stop)
                                                          for c in choices[k * req.n:(k + 1) * req.n]])
                 if self.progress is not None:
                     self.progress(len(batch))

@@ -3,7 +3,7 @@
 Input records are either CrossCodeEval examples (``prompt``, ``groundtruth``, ``right_context``,
 ``metadata.task_id``, optional ``crossfile_context.text``) or HumanExtension variants (``task_id``, ``prompt``,
 ``stop``).  With ``--crossfile-context`` a CrossCodeEval prompt is the cross-file context followed by the in-file
-prompt, budgeted as CrossCodeEval does (see ``benchsmith.evaluate.prompting``).  HumanExtension step_by_step
+prompt, budgeted as CrossCodeEval does (see ``benchsmith.evaluate.generation.prompting``).  HumanExtension step_by_step
 stage-2 records are filled with the model's own stage-1 auxiliary (sample j with sample j) after stage 1 ran.
 
 Output order is deterministic: input order, then sample index.  The file is written atomically at the end; with
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from benchsmith.evaluate.generation import GenerationRequest, backend_names
+from benchsmith.evaluate.generation.base import GenerationRequest, backend_names
 
 CHUNK = 64  # requests per backend call: progress granularity, and how much work the cache saves on a crash
 
@@ -126,7 +126,7 @@ def prompt_budget(backend, opts: GenerateOptions) -> int | None:
 def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
                    advance: Callable[[int], None] | None = None) -> dict[int, list[str]]:
     """Completions for every task (index -> n texts).  Stage-2 step_by_step tasks run after their stage 1."""
-    from benchsmith.evaluate.prompting import assemble
+    from benchsmith.evaluate.generation.prompting import assemble
 
     tokenizer = backend.tokenizer()
     budget = prompt_budget(backend, opts)
@@ -156,7 +156,7 @@ def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
 
     second = [i for i, t in enumerate(tasks) if t.template is not None]
     if second:
-        from benchsmith.builders.humanext.prompts import fill_auxiliary
+        from benchsmith.humanext_program import fill_auxiliary
 
         owners, reqs2 = [], []
         for i in second:
@@ -192,9 +192,11 @@ def write_predictions(path: str | Path, tasks: Sequence[Task], preds: dict[int, 
 def add_backend_arguments(p: argparse.ArgumentParser, default_backend: str = "hf") -> None:
     """Options shared by ``generate`` and ``screen``: which model, where, how."""
     g = p.add_argument_group("model")
-    g.add_argument("--backend", default=default_backend, choices=backend_names(),
+    # --backend is the deprecated spelling: it means a toolchain or a sandbox in other commands
+    g.add_argument("--model-backend", "--backend", dest="model_backend", default=default_backend,
+                   choices=backend_names(),
                    help=f"vllm (GPU), hf (transformers, CPU or GPU), openai (HTTP /v1/completions); "
-                        f"default {default_backend}")
+                        f"default {default_backend} (--backend: deprecated alias)")
     g.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (hf) or per HTTP call")
     g.add_argument("--cache", metavar="DIR", help="cache greedy completions in DIR (reruns are free)")
     g.add_argument("--device", help="hf: cpu, cuda, cuda:1 ... (default: cuda if available)")
@@ -211,10 +213,10 @@ def add_backend_arguments(p: argparse.ArgumentParser, default_backend: str = "hf
 
 
 def open_backend(args: argparse.Namespace):
-    from benchsmith.evaluate.generation import CachedBackend, RequestCache, create_backend
+    from benchsmith.evaluate.generation.base import CachedBackend, RequestCache, create_backend
 
     backend = create_backend(
-        args.backend, args.model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
+        args.model_backend, args.model, batch_size=args.batch_size, device=args.device, dtype=args.dtype,
         gguf_file=args.gguf_file, tokenizer=args.tokenizer, trust_remote_code=args.trust_remote_code or None,
         tensor_parallel_size=args.tensor_parallel_size, enable_prefix_caching=not args.no_prefix_caching,
         max_model_len=args.max_model_len, base_url=args.base_url, context_window=args.context_window,
@@ -247,8 +249,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchsmith.evaluate.generation import BackendUnavailable, GenerationError
-    from benchsmith.evaluate.prompting import BudgetError
+    from benchsmith.evaluate.generation.base import BackendUnavailable, GenerationError
+    from benchsmith.evaluate.generation.prompting import BudgetError
     from benchsmith.jsonio import JsonlError
 
     try:
@@ -265,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         total = sum(opts.n if t.template is not None else 1 for t in tasks)
-        with _progress(args.quiet, total, f"{args.backend}:{Path(args.model).name}") as advance:
+        with _progress(args.quiet, total, f"{args.model_backend}:{Path(args.model).name}") as advance:
             preds = generate_tasks(backend, tasks, opts, advance)
         written = write_predictions(args.output, tasks, preds)
     except (InputError, BudgetError, GenerationError) as exc:

@@ -4,6 +4,9 @@
 * ``reference``: it only refers to it without calling it (``key=aux``, ``map(aux, xs)``);
 * ``white_box``: it does neither -- the model re-implemented the logic (or redefined the name locally);
 * ``unparseable``: the prompt plus completion is not valid Python, so there is nothing to classify.
+
+The builder's report counts the human targets with :func:`auxiliary_usage`, on the same counts of calls and
+other references (:func:`count_uses`) as the scorer's styles, so both reports count the same way.
 """
 
 from __future__ import annotations
@@ -66,23 +69,47 @@ def classify_source(source: str, target: str, auxiliary: str) -> StyleResult:
     return classify_function(fn, auxiliary)
 
 
+def count_uses(node: ast.AST, auxiliary: str) -> tuple[int, int]:
+    """(calls of ``auxiliary`` by name, other loads of its name) anywhere under ``node``."""
+    called: set[int] = set()
+    calls = 0
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == auxiliary:
+            calls += 1
+            called.add(id(sub.func))
+    references = sum(
+        1
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Name) and sub.id == auxiliary and isinstance(sub.ctx, ast.Load)
+        and id(sub) not in called
+    )
+    return calls, references
+
+
 def classify_function(fn: ast.FunctionDef | ast.AsyncFunctionDef, auxiliary: str) -> StyleResult:
     if _binds_locally(fn, auxiliary):
         return StyleResult(Style.WHITE_BOX)
-    called: set[int] = set()
-    calls = 0
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == auxiliary:
-            calls += 1
-            called.add(id(node.func))
-    references = sum(
-        1
-        for node in ast.walk(fn)
-        if isinstance(node, ast.Name) and node.id == auxiliary and isinstance(node.ctx, ast.Load)
-        and id(node) not in called
-    )
+    calls, references = count_uses(fn, auxiliary)
     if calls:
         return StyleResult(Style.BLACK_BOX, calls, references)
     if references:
         return StyleResult(Style.REFERENCE, 0, references)
     return StyleResult(Style.WHITE_BOX)
+
+
+class AuxUsage(StrEnum):
+    """How a human target uses its auxiliary (the build report's counts)."""
+
+    CALLS = "calls"  # black-box: at least one call of the auxiliary
+    REFERENCES_ONLY = "references_only"  # names it, never calls it
+    NOT_USED = "not_used"
+
+
+def auxiliary_usage(code: str, auxiliary_name: str) -> AuxUsage:
+    """Classify ``code`` (a target function, or a program) by its use of ``auxiliary_name`` anywhere in it."""
+    calls, references = count_uses(ast.parse(code), auxiliary_name)
+    if calls:
+        return AuxUsage.CALLS
+    if references:
+        return AuxUsage.REFERENCES_ONLY
+    return AuxUsage.NOT_USED

@@ -1,6 +1,6 @@
 """One interface for every text-generation backend, plus a request cache.
 
-A backend receives the *whole* list of requests at once (``Backend.generate``) so it can batch them however it
+A backend receives the *whole* list of requests at once (``GenerationBackend.generate``) so it can batch them however it
 likes (vLLM schedules them all, transformers pads groups of ``batch_size``, the HTTP backend sends lists of
 prompts).  Results come back in request order, one ``GenerationResult`` per request holding ``n`` texts, already
 cut at the request's stop sequences.
@@ -80,7 +80,7 @@ class Tokenizer(Protocol):
     def token_spans(self, text: str) -> list[tuple[int, int]]: ...
 
 
-class Backend(abc.ABC):
+class GenerationBackend(abc.ABC):
     """A model that turns a list of requests into a list of results (same order, same length)."""
 
     name: ClassVar[str] = ""
@@ -104,7 +104,7 @@ class Backend(abc.ABC):
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> "GenerationBackend":
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -113,15 +113,15 @@ class Backend(abc.ABC):
 
 # name -> (module, class, pip hint); modules are imported only when the backend is chosen
 _REGISTRY: dict[str, tuple[str, str, str]] = {
-    "hf": ("benchsmith.evaluate.backend_hf", "HFBackend", "pip install 'benchsmith[transformers]'"),
-    "vllm": ("benchsmith.evaluate.backend_vllm", "VLLMBackend", "pip install 'benchsmith[vllm]' (needs a CUDA GPU)"),
-    "openai": ("benchsmith.evaluate.backend_openai", "OpenAIBackend", "pip install 'benchsmith[openai]'"),
+    "hf": ("benchsmith.evaluate.generation.hf", "HFBackend", "pip install 'benchsmith[transformers]'"),
+    "vllm": ("benchsmith.evaluate.generation.vllm", "VLLMBackend", "pip install 'benchsmith[vllm]' (needs a CUDA GPU)"),
+    "openai": ("benchsmith.evaluate.generation.openai", "OpenAIBackend", "pip install 'benchsmith[openai]'"),
 }
 ALIASES = {"transformers": "hf", "http": "openai"}
 
 
 def register_backend(name: str, module: str, cls: str, pip_hint: str = "") -> None:
-    """Extension point: make ``--backend NAME`` load ``module.cls`` (imported only when chosen)."""
+    """Extension point: make ``--model-backend NAME`` load ``module.cls`` (imported only when chosen)."""
     _REGISTRY[name] = (module, cls, pip_hint)
 
 
@@ -129,7 +129,7 @@ def backend_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def backend_class(name: str) -> type[Backend]:
+def backend_class(name: str) -> type[GenerationBackend]:
     name = ALIASES.get(name, name)
     if name not in _REGISTRY:
         raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
@@ -137,7 +137,7 @@ def backend_class(name: str) -> type[Backend]:
     return getattr(importlib.import_module(module), cls)
 
 
-def create_backend(name: str, model: str, **options: Any) -> Backend:
+def create_backend(name: str, model: str, **options: Any) -> GenerationBackend:
     """Instantiate a backend by name; options the backend does not take are ignored (they belong to others)."""
     cls = backend_class(name)
     import inspect
@@ -154,20 +154,6 @@ def require(module: str, backend: str, pip: str) -> Any:
     except ImportError as exc:
         raise BackendUnavailable(f"the {backend} backend needs the Python package {module.split('.')[0]!r} "
                                  f"({exc}); install it with: {pip}") from None
-
-
-# ---------------------------------------------------------------------------------------------------- stop/text
-
-
-def truncate_at_stop(text: str, stop: Iterable[str]) -> str:
-    """Cut ``text`` at the earliest occurrence of any stop sequence (the stop itself is removed)."""
-    cut = len(text)
-    for s in stop:
-        if s:
-            i = text.find(s)
-            if 0 <= i < cut:
-                cut = i
-    return text[:cut]
 
 
 def file_fingerprint(path: str | os.PathLike) -> str:
@@ -245,10 +231,10 @@ class RequestCache:
             self._db.close()
 
 
-class CachedBackend(Backend):
+class CachedBackend(GenerationBackend):
     """Serve greedy requests from a ``RequestCache``; send only the misses (as one list) to the wrapped backend."""
 
-    def __init__(self, inner: Backend, cache: RequestCache) -> None:
+    def __init__(self, inner: GenerationBackend, cache: RequestCache) -> None:
         self.inner = inner
         self.cache = cache
         self.name = inner.name  # type: ignore[misc]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from benchsmith.evaluate.generation import Tokenizer
+from benchsmith.evaluate.generation.base import Tokenizer
 
 CCEVAL_CROSSFILE_MAX_TOKENS = 512  # CrossCodeEval's default cfc_seq_length
 

@@ -1,0 +1,44 @@
+"""Execute untrusted Python programs (model completions + tests) in a hardened sandbox.
+
+Every program runs as its own process, in its own session and directory, with stdin from /dev/null, output
+capped (the run is killed at the cap) and a wall-clock timeout after which everything it started is killed.
+The strongest launch mode this machine allows is probed once per process (:func:`probe_isolation`,
+:attr:`Sandbox.isolation` says what is in force):
+
+* ``root_forkserver`` (root; the default): a pristine fork server per worker (``zygote.py``) sits in
+  its own **network namespace** (a loopback that is down: no host sockets, no outside world), **pid namespace**
+  (a program can neither see nor signal our processes; everything it started -- daemons that called setsid()
+  included -- is killed and reaped before the next run) and **mount namespace** (every file system read-only,
+  a size-limited private tmpfs on /tmp and /dev/shm that is emptied after each run, a /proc showing only the
+  namespace).  Each program is forked from it under a **throwaway uid** (one per run from a private range,
+  ``flock``-ed so concurrent sandboxes, even in other processes, never share one; RLIMIT_NPROC therefore counts
+  only the run's own processes), with rlimits (CPU seconds, address space, file size, processes, open files, no
+  core dumps) and no-new-privileges.  Forking an idle interpreter instead of starting one is the speed-up.
+* ``root_namespaces`` / ``root_uid`` (root, no fork server): the same limits around a fresh interpreter per
+  program (util-linux ``unshare``/``setpriv``; or setuid in the child and ``kill(-1)`` as that uid afterwards).
+* ``user_namespaces`` (non-root): ``unshare --user --net --pid``; the program keeps our uid, so our files are
+  as readable to it as to us.  ``plain``: rlimits only, with a warning when no network namespace is possible.
+
+The environment is minimal in every mode: ``HOME``/``TMPDIR`` = the run's directory, ``PATH`` = system
+directories, ``PYTHONHASHSEED=0`` (same verdicts on every run), no user site-packages (``-s``).  We build the
+environment ourselves, so ``python -I`` would add nothing but would drop ``PYTHONHASHSEED``.
+
+The ``container`` backend runs the same program in the sandbox image (``containers/sandbox.Dockerfile``) with
+``--network none``, memory and pids limits, a read-only root file system, ``--cap-drop ALL`` and uid 65534.
+
+A program PASSES iff it exits with status 0; the other verdicts say why it did not.
+
+Modules by job: ``records`` (verdicts, results, modes), ``probe`` (what this machine allows), ``launch`` (local
+launch modes), ``uids`` (throwaway uids), ``limits`` and ``cgroup`` (memory cgroups, hidden paths),
+``forkserver`` (our end of the fork servers), ``zygote`` (the fork server itself: a separate program, read as a
+file and run with ``python -c``), ``core`` (``Sandbox``, local and container), ``verdicts``.
+"""
+
+from benchsmith.evaluate.sandbox.core import Sandbox
+from benchsmith.evaluate.sandbox.forkserver import HARNESS_MODULE
+from benchsmith.evaluate.sandbox.probe import probe_isolation
+from benchsmith.evaluate.sandbox.records import (ExecResult, Isolation, LaunchMode, SandboxBackend, SandboxUnavailable,
+                                                 Verdict)
+
+__all__ = ["Verdict", "ExecResult", "Sandbox", "SandboxBackend", "Isolation", "LaunchMode", "SandboxUnavailable",
+           "probe_isolation", "HARNESS_MODULE"]
