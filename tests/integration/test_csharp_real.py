@@ -19,7 +19,7 @@ from benchsmith.cli import main
 from benchsmith.files import snapshot
 from benchsmith.records import Language, Reason
 from benchsmith.sources import extract_archive  # the builder's own safe extraction
-from benchsmith.evaluate.cceval_metrics import Mode, score_example
+from benchsmith.evaluate.cceval.scoring import Mode, score_example
 from tests.invariants import check_split
 
 pytestmark = pytest.mark.skipif(shutil.which("mcs") is None,
