@@ -56,3 +56,29 @@ def test_card_records_the_command_as_typed(tmp_path):
     first = card
     assert build_cceval_main(argv) == 0
     assert (out / "README.md").read_text() == first  # same command, same bytes
+
+
+def test_rewrite_derived_refreshes_every_view_of_a_changed_split(tmp_path):
+    """What `benchsmith screen` calls after rewriting a split: audit, card and parquet follow the split."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from benchsmith.builders.cceval.derived import recorded_command, rewrite_derived
+
+    out = tmp_path / "out"
+    argv = ["build", "cceval", "--lang", "python", "--repo", str(SAMPLE), "--output", str(out), "--retrievers",
+            "none", "-q", "--workers", "1", "--format", "jsonl,parquet"]
+    assert main(argv) == 0
+    lang = out / "python"
+    split = lang / "line_completion.jsonl"
+    lines = split.read_text().splitlines(keepends=True)
+    assert len(lines) >= 2
+    split.write_text("".join(lines[1:]))
+    rewrite_derived(lang)
+    assert json.loads((lang / "audit.json").read_text())["examples"] == len(lines) - 1
+    table = pq.read_table(next((out / "parquet" / "python").glob("line_completion.parquet")))
+    assert table.num_rows == len(lines) - 1
+    card = (out / "README.md").read_text()
+    assert f"{len(lines) - 1} examples" in card
+    assert recorded_command(out) == ["benchsmith", *argv]
