@@ -208,7 +208,7 @@ def test_the_right_context_is_never_known_and_only_shares_the_index():
 
 
 def test_copy_abstains_when_a_file_has_more_distinct_tokens_than_characters(monkeypatch):
-    import benchsmith.builders.cceval.screens as screens
+    import benchsmith.builders.cceval.screen_text as screens  # the file index lives there
 
     prompt, gt = "a = b\nc = d\ne = f\na = b\n", "c = d"
     assert InFileCopy().judge(prompt, gt, "python") is not None
