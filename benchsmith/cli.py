@@ -72,16 +72,20 @@ def _version() -> str:
         return "unknown"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, command_line: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The command as the user typed it (argv as given, not resolved): the dataset card records it, so the same
+    # command writes the same bytes.
+    args._command_line = list(command_line) if command_line is not None else ["benchsmith", *argv]
     return int(args._run(args) or 0)
 
 
 def build_cceval_main(argv: Sequence[str] | None = None) -> int:
     """``build-ccEval ...`` == ``benchsmith build cceval ...``"""
     argv = list(sys.argv[1:] if argv is None else argv)
-    return main(["build", "cceval", *argv])
+    return main(["build", "cceval", *argv], command_line=["build-ccEval", *argv])
 
 
 if __name__ == "__main__":  # pragma: no cover

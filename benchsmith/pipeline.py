@@ -1,5 +1,9 @@
 """Pipeline steps in the datatrove style: each step consumes and yields records, and every item it drops is
-recorded as an ``Exclusion`` with a stable reason, counted and kept (never silently lost)."""
+recorded as an ``Exclusion`` with a stable reason through one channel, the ``DropLedger`` the steps share, which
+counts it and streams it to ``excluded.jsonl`` (never silently lost).
+
+Steps also publish progress as ``StepEvent``s to an observer (``benchsmith/progress.py`` draws them); a step
+never knows how, or whether, its progress is shown."""
 
 from __future__ import annotations
 
@@ -12,9 +16,23 @@ from benchsmith.records import Exclusion, Reason, Stage
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class StepEvent:
+    """What a step reports while it works: its label, items done and total (None: unknown)."""
+
+    step: str
+    done: int = 0
+    total: int | None = None
+    force: bool = False  # a new phase: show it now rather than at the observer's next tick
+
+
+Observer = Callable[[StepEvent], None]
+
+
 @dataclass
-class Counter:
-    """Per-reason counts of dropped items plus the exclusions themselves (streamed to a sink when given)."""
+class DropLedger:
+    """The one drop channel: per-reason counts of dropped items plus the exclusions themselves (streamed to a sink
+    when given), and per-stage counts of items kept."""
 
     kept: collections.Counter = field(default_factory=collections.Counter)
     dropped: collections.Counter = field(default_factory=collections.Counter)
@@ -31,7 +49,7 @@ class Counter:
         else:
             self.exclusions.append(exclusion)
 
-    def merge(self, other: "Counter") -> None:
+    def merge(self, other: "DropLedger") -> None:
         self.kept.update(other.kept)
         self.dropped.update(other.dropped)
         for exc in other.exclusions:
@@ -39,22 +57,36 @@ class Counter:
 
 
 class Step(Generic[T]):
-    """A pipeline stage.  Subclasses implement ``run``; ``drop`` records why an item left the pipeline."""
+    """A pipeline stage.  Subclasses implement ``run``; ``drop`` records why an item left the pipeline, ``report``
+    tells the observer how far it got."""
 
     stage: Stage = Stage.EXAMPLE_FILTER
+    # Items kept are tallied per stage in a shard's stats.json; steps added later than that format (the
+    # repository-level ones, sampling, retrieval) leave the tally as it was so that builds stay byte-identical.
+    tally_kept: bool = True
 
-    def __init__(self, counter: Counter | None = None) -> None:
-        self.counter = counter or Counter()
+    def __init__(self, counter: DropLedger | None = None, observer: Observer | None = None) -> None:
+        self.counter = counter or DropLedger()
+        self.observer = observer
+
+    @property
+    def ledger(self) -> DropLedger:
+        return self.counter
 
     def drop(self, item_id: str, reason: Reason, detail: str = "", repository: str = "") -> None:
         self.counter.drop(Exclusion(item_id, self.stage, reason, detail, repository))
+
+    def report(self, step: str, done: int = 0, total: int | None = None, force: bool = False) -> None:
+        if self.observer is not None:
+            self.observer(StepEvent(step, done, total, force))
 
     def run(self, items: Iterable[T]) -> Iterator[T]:  # pragma: no cover - interface
         raise NotImplementedError
 
     def __call__(self, items: Iterable[T]) -> Iterator[T]:
         for item in self.run(items):
-            self.counter.keep(self.stage)
+            if self.tally_kept:
+                self.counter.keep(self.stage)
             yield item
 
 

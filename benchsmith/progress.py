@@ -73,3 +73,58 @@ class Poller(threading.Thread):
     def stop(self) -> None:
         self._stop_event.set()
         self.join(timeout=2)
+
+
+class ProgressObserver:
+    """Observer of a pipeline's ``StepEvent``s (``benchsmith/pipeline.py``) that publishes them to a progress file,
+    so the build process can draw the worker's progress whichever executor ran it."""
+
+    def __init__(self, path: str | os.PathLike | None) -> None:
+        self.file = ProgressFile(path)
+
+    def __call__(self, event) -> None:
+        self.file.update(event.step, event.done, event.total, force=event.force)
+
+
+def track(items, total: int, enabled: bool, title: str, watch: Path, key: Callable[[object], str],
+          label: Callable[[object], str]):
+    """Yield ``(task, summary)`` pairs from ``items`` while drawing one bar for the units and one per unit in
+    flight with its stage and items done (read from the workers' progress files under ``watch``, named
+    ``key(task)``.json, so it works the same for the inline, pool and Ray executors).  Summaries need ``files``
+    and ``examples``."""
+    if not enabled:
+        yield from items
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(f"[bold]{title}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), transient=False) as bar:
+        t = bar.add_task("repositories", total=total, info="files 0  examples 0")
+        rows: dict[str, object] = {}
+        lock = threading.Lock()
+
+        def draw(states: dict[str, dict]) -> None:
+            with lock:
+                for k, st in sorted(states.items()):
+                    if k not in rows:
+                        rows[k] = bar.add_task(f"  {k.rsplit('-', 1)[0][:36]}", total=None, info="")
+                    bar.update(rows[k], completed=st.get("done") or 0, total=st.get("total"),
+                               info=str(st.get("stage", "")))
+
+        poller = Poller(watch, draw)
+        poller.start()
+        files = examples = 0
+        try:
+            for task, summary in items:
+                files += summary.files
+                examples += summary.examples
+                k = key(task)
+                ProgressFile(watch / f"{k}.json").clear()
+                with lock:
+                    if k in rows:
+                        bar.remove_task(rows.pop(k))
+                    bar.update(t, advance=1, info=f"files {files}  examples {examples}",
+                               description=label(task)[:40])
+                yield task, summary
+        finally:
+            poller.stop()

@@ -48,6 +48,7 @@ class Stage(StrEnum):
     EXAMPLE_FILTER = "example_filter"
     RETRIEVAL = "retrieval"
     SCREEN = "screen"
+    SAMPLE = "sample"  # --max-per-repo
     VALIDATION = "validation"
 
 
@@ -110,6 +111,8 @@ class Reason(StrEnum):
     ECHOES_ENCLOSING_NAME = "echoes_enclosing_name"
     GROUNDTRUTH_VOCABULARY_WITH_IMPORTS = "groundtruth_vocabulary_with_imports"
     FIRST_NAME_IN_FILE = "first_name_in_file"
+    # sampling (--max-per-repo): a kept example left out of the seeded sample
+    SAMPLED_OUT = "sampled_out"
     # humanext
     REFERENCE_FAILS_TESTS = "reference_fails_tests"
     INTERNAL_ERROR = "internal_error"

@@ -15,7 +15,9 @@ What a drop changes, all replaced atomically and in this order (a killed run lea
 ``excluded.jsonl`` (one ``Exclusion`` per dropped example: stage ``screen``, reason
 ``predictable_without_crossfile``), ``line_completion.jsonl`` and every retrieval variant
 ``line_completion_*.jsonl`` (the lines of kept examples are copied byte for byte), then ``stats.json``
-(``dropped[reason]``, ``examples``, per-repository counts, and a ``screen`` section).
+(``dropped[reason]``, ``examples``, per-repository counts, and a ``screen`` section), then what is derived from
+the split: ``audit.json``, and the card, ``hf/`` and ``parquet/`` where the build wrote them
+(``builders/cceval/derived.py``).
 """
 
 from __future__ import annotations
@@ -216,8 +218,11 @@ def screen_language(directory: str | Path, backend, opts: ScreenOptions,
             w.abort()
         if path.name == SPLIT:
             result.kept = kept
-    # 3) the figures
+    # 3) the figures, then every view of the split (audit, card, hf, parquet) through the build's own writers
     _update_stats(directory / STATS, directory / EXCLUDED, drop, examples, result, opts)
+    from benchsmith.builders.cceval.derived import rewrite_derived
+
+    rewrite_derived(directory)
     return result
 
 

@@ -13,41 +13,34 @@ import dataclasses
 import hashlib
 import json
 import os
-import random
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import traceback
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import DEFAULT_MEMORY_MB
-from benchsmith.builders.cceval.examples import ExampleCutter
-from benchsmith.builders.cceval.filters import ExampleFilterConfig, default_filters
-from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile, profile_screens
+from benchsmith.builders.cceval.filters import ExampleFilterConfig
+from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile
+from benchsmith.builders.cceval.steps import Repository, cceval_steps
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
-from benchsmith.files import FileLimits, snapshot
+from benchsmith.files import FileLimits
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
-from benchsmith.pipeline import Counter, chain
-from benchsmith.progress import Poller, ProgressFile
+from benchsmith.pipeline import DropLedger, chain
+from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
-from benchsmith.repo_filters import check_repository
 from benchsmith.runner import Backend
-from benchsmith.sources import (RepoFilterConfig, SourceError, is_remote, materialise, repo_name,
-                                source_identity)
+from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
+                               finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
+                               shard_is_done, shard_stats, summed_drops)
+from benchsmith.sources import RepoFilterConfig, is_remote, repo_name, source_identity
 
 SPLIT_FILE = "line_completion.jsonl"
 EXCLUDED_FILE = "excluded.jsonl"
-STATS_FILE = "stats.json"
-DONE_FILE = "DONE"
-SHARDS_DIR = ".shards"
-LOCK_FILE = ".lock"
-STAGING_PREFIX = ".tmp-"
 
 
 @dataclass
@@ -130,13 +123,6 @@ def lang_dir(config: BuildConfig) -> Path:
     return Path(config.output) / config.language
 
 
-def shard_is_done(shard: Path, fingerprint: str) -> bool:
-    try:
-        return json.loads((shard / DONE_FILE).read_text())["fingerprint"] == fingerprint
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-
-
 def _shard_dirname(name: str) -> str:
     safe = "".join(c if c.isalnum() or c in "._-@" else "_" for c in name)
     return f"{safe}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
@@ -186,8 +172,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     toolchain = toolchain_versions(cfg)
     identity = source_identity(task.spec, cfg.file_limits.max_bytes)
     fp = shard_fingerprint(cfg, task.name, identity, toolchain)
-    if not cfg.force and identity is not None and shard_is_done(shard, fp):
-        done = json.loads((shard / DONE_FILE).read_text())
+    done = None if cfg.force or identity is None else read_done(shard, fp)
+    if done is not None:
         return ShardSummary(task.name, skipped=True, examples=done.get("examples", 0),
                             excluded=done.get("excluded", 0), files=done.get("files", 0),
                             tool_versions=done.get("tool_versions", {}), identity=identity, fingerprint=fp)
@@ -195,7 +181,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
     scratch_base = scratch_dir(cfg)
     scratch_base.mkdir(parents=True, exist_ok=True)
     tmp_root = Path(tempfile.mkdtemp(prefix="repo-", dir=scratch_base))
-    staging = _new_staging(shard)
+    staging = new_staging(shard)
     summary = ShardSummary(task.name, identity=identity)
     excluded = AtomicWriter(staging / EXCLUDED_FILE)
     # Tool messages can quote our scratch directory, whose name is random: replace it so that reruns and other
@@ -208,25 +194,25 @@ def process_repo(task: RepoTask) -> ShardSummary:
             detail = detail.replace(path, "<workdir>")
         excluded.write_record((dataclasses.replace(e, detail=detail) if detail != e.detail else e).to_dict())
 
-    counter = Counter(sink=sink)
-    extra_files: dict[str, list] = {}
+    ledger = DropLedger(sink=sink)
+    repo = Repository(task.name, task.spec, tmp_root, cfg, identity=identity)
+    observer = ProgressObserver(progress_dir(cfg) / f"{_shard_dirname(task.name)}.json")
     self_check = None
     try:
-        examples = _repo_examples(task, tmp_root, counter, summary, extra_files)
         with AtomicWriter(staging / SPLIT_FILE) as w:
-            for ex in examples:
+            for ex in chain([repo], *cceval_steps(repo, ledger, observer)):
                 w.write_record(ex.to_dict())
                 summary.examples += 1
-        for key, records in sorted(extra_files.items()):
+        for key, records in sorted(repo.extra_files.items()):
             with AtomicWriter(staging / f"{key}.jsonl") as w:
                 for ex in records:
                     w.write_record(ex.to_dict())
         self_check = shard_self_consistency(staging / SPLIT_FILE, cfg.language)
     except Exception as exc:  # noqa: BLE001 - a bug on one repository must not lose the others
         tb = traceback.format_exc(limit=3).strip().splitlines()
-        counter.drop(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR,
-                               f"{type(exc).__name__}: {exc} | {' / '.join(tb[-3:])}", task.name))
-        summary.status = "error"
+        ledger.drop(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR,
+                              f"{type(exc).__name__}: {exc} | {' / '.join(tb[-3:])}", task.name))
+        repo.status = "error"
         for name in os.listdir(staging):
             if name.endswith(".jsonl") and name != EXCLUDED_FILE:
                 (staging / name).unlink()
@@ -235,21 +221,20 @@ def process_repo(task: RepoTask) -> ShardSummary:
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
     excluded.commit()
-    summary.excluded = sum(counter.dropped.values())
+    summary.status, summary.files, summary.tool_versions = repo.status, repo.files, repo.tool_versions
+    summary.identity = repo.identity  # an unpinned git URL resolved to the commit actually cloned
+    summary.excluded = sum(ledger.dropped.values())
     summary.seconds = time.monotonic() - start
     stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
-             "files": summary.files, "dropped": dict(sorted(counter.dropped.items())),
-             "kept": dict(sorted(counter.kept.items())),
+             "files": summary.files, "dropped": dict(sorted(ledger.dropped.items())),
+             "kept": dict(sorted(ledger.kept.items())),
              "self_consistency": self_check}
-    write_json(staging / STATS_FILE, stats)
-    # An unpinned git URL resolved to the commit actually cloned; an unresolvable source never resumes.
     fp = summary.fingerprint = shard_fingerprint(cfg, task.name, summary.identity, toolchain)
-    if summary.identity is not None:
-        write_json(staging / DONE_FILE, {"fingerprint": fp, "identity": summary.identity,
-                                         "toolchain": toolchain, "examples": summary.examples,
-                                         "excluded": summary.excluded, "files": summary.files,
-                                         "tool_versions": summary.tool_versions})
-    _commit_shard(staging, shard, fp)
+    # an unresolvable source never resumes: no DONE marker
+    done = None if summary.identity is None else {
+        "fingerprint": fp, "identity": summary.identity, "toolchain": toolchain, "examples": summary.examples,
+        "excluded": summary.excluded, "files": summary.files, "tool_versions": summary.tool_versions}
+    finish_shard(staging, shard, stats, done)
     return summary
 
 
@@ -264,113 +249,16 @@ def progress_dir(config: BuildConfig) -> Path:
     return scratch_dir(config) / "progress"
 
 
-def _new_staging(shard: Path) -> Path:
-    # pid + random: two processes (a Ray worker on another node, a leftover of a killed run) never share one.
-    staging = shard.parent / f"{STAGING_PREFIX}{shard.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    staging.mkdir(parents=True)
-    return staging
-
-
-def _commit_shard(staging: Path, shard: Path, fingerprint: str | None) -> None:
-    """Move a complete staging directory into place.  The rename is atomic: readers see the old shard, no shard,
-    or the new one, never a mix.  Should another process have committed the same shard meanwhile (a finished
-    shard with the same fingerprint), that one is kept."""
-    for _ in range(5):
-        shutil.rmtree(shard, ignore_errors=True)
-        try:
-            os.replace(staging, shard)
-            return
-        except OSError:  # ENOTEMPTY/EEXIST: someone else's rename landed between our rmtree and replace
-            if fingerprint is not None and shard_is_done(shard, fingerprint):
-                shutil.rmtree(staging, ignore_errors=True)
-                return
-    raise OSError(f"could not move shard {staging} into place at {shard}: another process keeps replacing it")
-
-
 def record_failed_task(task: RepoTask, exc: BaseException) -> ShardSummary:
-    """A repository whose task produced no result (its worker died; an error escaped ``process_repo``): write a
-    shard holding the recorded reason so the merged files say what happened, but no DONE marker, so the next run
-    retries it."""
-    shard = Path(task.shard)
-    staging = _new_staging(shard)
+    """A repository whose task produced no result (its worker died; an error escaped ``process_repo``): its
+    shard records the reason and is retried by the next run (``shards.record_failure``)."""
     what = "worker died" if isinstance(exc, WorkerDied) else type(exc).__name__
-    with AtomicWriter(staging / EXCLUDED_FILE) as w:
-        w.write_record(Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR, f"{what}: {exc}",
-                                 task.name).to_dict())
-    (staging / SPLIT_FILE).write_text("")
-    write_json(staging / STATS_FILE, {"repository": task.name, "status": "error", "examples": 0, "files": 0,
-                                      "dropped": {str(Reason.INTERNAL_ERROR): 1}, "kept": {}})
-    _commit_shard(staging, shard, None)
+    record_failure(Path(task.shard),
+                   Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR, f"{what}: {exc}", task.name),
+                   EXCLUDED_FILE, [SPLIT_FILE],
+                   {"repository": task.name, "status": "error", "examples": 0, "files": 0,
+                    "dropped": {str(Reason.INTERNAL_ERROR): 1}, "kept": {}})
     return ShardSummary(task.name, excluded=1, status="error")
-
-
-def _repo_examples(task: RepoTask, tmp: Path, counter: Counter, summary: ShardSummary,
-                   extra_files: dict[str, list]) -> list:
-    cfg = task.config
-    name = task.name
-
-    def exclude(stage: Stage, reason: Reason, detail: str, item: str | None = None) -> None:
-        counter.drop(Exclusion(item or name, stage, reason, detail, name))
-
-    spec = dataclasses.replace(task.spec, name=name)
-    try:
-        checkout = materialise(spec, tmp, full_history=cfg.repo_filters.created_after is not None)
-    except SourceError as exc:
-        exclude(Stage.SOURCE, exc.reason, exc.detail)
-        summary.status = "excluded"
-        return []
-    for e in checkout.exclusions:  # archive members left out (links, duplicates, over budget)
-        counter.drop(e)
-    if checkout.kind == "git" and is_remote(spec.source) and checkout.commit:
-        summary.identity = f"git:{spec.source}@{checkout.commit}"
-    analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout,
-                                                          memory_mb=cfg.toolchain_memory_mb,
-                                                          allow_unconfined=cfg.allow_unconfined))
-    progress = ProgressFile(progress_dir(cfg) / f"{_shard_dirname(name)}.json")
-    progress.update("reading files", 0, None, force=True)
-    snap = snapshot(checkout.path, analyzer.extensions, tmp / "tree", repo_name=name, limits=cfg.file_limits,
-                    on_file=lambda n: progress.update("reading files", n, None))
-    for e in snap.exclusions:
-        counter.drop(e)
-    summary.files = len(snap.files)
-    if not snap.files:
-        exclude(Stage.REPO_FILTER, Reason.NO_SOURCE_FILES, f"no {cfg.language} source files")
-        summary.status = "excluded"
-        return []
-    verdict = check_repository(checkout, snap, cfg.repo_filters)
-    if verdict is not None:
-        exclude(Stage.REPO_FILTER, *verdict)
-        summary.status = "excluded"
-        return []
-    snap.configs = analyzer.read_configs(checkout.path)
-    work = tmp / "analysis"
-    work.mkdir()
-    progress.update(f"analysing ({analyzer.language} toolchain, 2 whole-tree runs)", 0, len(snap.files), force=True)
-    result = analyzer.analyze(snap, work)
-    summary.tool_versions = result.tool_versions
-    for e in result.exclusions:
-        counter.drop(e)
-    if not result.refs:
-        exclude(Stage.ANALYZER, Reason.NO_CROSSFILE_REFS, "no cross-file references found")
-    cutter = ExampleCutter(analyzer, snap.by_path(), name, checkout.commit, counter,
-                           on_file=lambda done, total: progress.update("cutting examples", done, total),
-                           first_per_statement=cfg.first_reference_per_statement)
-    examples = list(chain(result.refs, cutter, *default_filters(cfg.example_filters, counter),
-                          *profile_screens(cfg.screens, counter)))
-    if cfg.max_per_repo is not None and len(examples) > cfg.max_per_repo:
-        rng = random.Random(f"{cfg.seed}:{name}")
-        keep = set(rng.sample(range(len(examples)), cfg.max_per_repo))
-        examples = [ex for i, ex in enumerate(examples) if i in keep]
-    if cfg.retrievers and examples:
-        extra_files.update(_retrieve(examples, snap.files, analyzer, cfg))
-    return examples
-
-
-def _retrieve(examples, files, analyzer, cfg: BuildConfig) -> dict[str, list]:
-    from benchsmith.builders.cceval.retrieval import RetrievalConfig, retrieve_for_repo
-
-    rcfg = RetrievalConfig(retrievers=tuple(cfg.retrievers), **cfg.retrieval)
-    return retrieve_for_repo(examples, files, analyzer.language, analyzer.comment_prefix, rcfg)
 
 
 @dataclass
@@ -388,8 +276,8 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
     out = lang_dir(config)
     shards_root = out / SHARDS_DIR
     shards_root.mkdir(parents=True, exist_ok=True)
-    with _exclusive(shards_root / LOCK_FILE, out):
-        _remove_leftovers(out, shards_root)
+    with OutputLock(shards_root / LOCK_FILE, out):
+        remove_leftovers(out, shards_root)
         shutil.rmtree(scratch_dir(config), ignore_errors=True)
         names = unique_names(config.repos)
         # Tasks carry absolute paths: a Ray worker (or any worker) may run in another working directory.
@@ -400,10 +288,10 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
                           os.path.abspath(shards_root / _shard_location(name, _absolute(spec))), task_config)
                  for spec, name in zip(config.repos, names)]
         results: dict[str, ShardSummary] = {}
-        for task, summary in _with_progress(run_tasks(process_repo, tasks, workers=config.workers,
-                                                      kind=config.executor, ray_address=config.ray_address,
-                                                      on_error=record_failed_task),
-                                            len(tasks), progress, config.language, progress_dir(config)):
+        for task, summary in track(run_tasks(process_repo, tasks, workers=config.workers, kind=config.executor,
+                                             ray_address=config.ray_address, on_error=record_failed_task),
+                                   len(tasks), progress, config.language, progress_dir(config),
+                                   key=lambda t: _shard_dirname(t.name), label=lambda t: t.name):
             results[task.name] = summary
         ordered = [results[t.name] for t in tasks]
         stats = merge_shards(out, [Path(t.shard) for t in tasks], ordered, config)
@@ -421,104 +309,14 @@ def _absolute(spec: RepoSpec) -> RepoSpec:
     return dataclasses.replace(spec, source=os.path.abspath(os.path.expanduser(spec.source)))
 
 
-class _exclusive:
-    """An advisory lock on the output directory: two builds writing the same shards would undo each other."""
-
-    def __init__(self, path: Path, out: Path) -> None:
-        self.path, self.out, self.fd = path, out, -1
-
-    def __enter__(self) -> "_exclusive":
-        import fcntl
-
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self.fd)
-            raise SystemExit(f"another build is writing to {self.out}; wait for it to finish or choose another "
-                             "--output") from None
-        return self
-
-    def __exit__(self, *exc) -> None:
-        os.close(self.fd)  # closing releases the lock
-
-
-def _remove_leftovers(out: Path, shards_root: Path) -> None:
-    """Staging directories and half-written files of a killed run (never complete shards: those were renamed
-    into place whole).  Safe under the lock: no other build of this directory is running."""
-    for entry in os.scandir(shards_root):
-        if entry.name.startswith(STAGING_PREFIX):
-            shutil.rmtree(entry.path, ignore_errors=True)
-    for directory in (out, shards_root):
-        for entry in os.scandir(directory):
-            # AtomicWriter's temporary names: .<final name>.<random>.tmp
-            if entry.is_file(follow_symlinks=False) and entry.name.startswith(".") and entry.name.endswith(".tmp"):
-                os.unlink(entry.path)
-
-
-def _with_progress(items: Iterator, total: int, enabled: bool, language: str, watch: Path) -> Iterator:
-    """One bar for the repositories, and one per repository in flight with its stage and files done (read from
-    the workers' progress files, so it works the same for the inline, pool and Ray executors)."""
-    if not enabled:
-        yield from items
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn(f"[bold]{language}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), transient=False) as bar:
-        t = bar.add_task("repositories", total=total, info="files 0  examples 0")
-        rows: dict[str, Any] = {}
-        lock = threading.Lock()
-
-        def draw(states: dict[str, dict]) -> None:
-            with lock:
-                for key, st in sorted(states.items()):
-                    if key not in rows:
-                        rows[key] = bar.add_task(f"  {key.rsplit('-', 1)[0][:36]}", total=None, info="")
-                    bar.update(rows[key], completed=st.get("done") or 0, total=st.get("total"),
-                               info=str(st.get("stage", "")))
-
-        poller = Poller(watch, draw)
-        poller.start()
-        files = examples = 0
-        try:
-            for task, summary in items:
-                files += summary.files
-                examples += summary.examples
-                key = _shard_dirname(task.name)
-                ProgressFile(watch / f"{key}.json").clear()
-                with lock:
-                    if key in rows:
-                        bar.remove_task(rows.pop(key))
-                    bar.update(t, advance=1, info=f"files {files}  examples {examples}", description=task.name[:40])
-                yield task, summary
-        finally:
-            poller.stop()
-
-
 def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], config: BuildConfig) -> dict:
-    """Concatenate shards in repository order into the final files (streamed, atomically replaced)."""
-    names = {SPLIT_FILE}
-    for shard in shards:
-        if not (shard / STATS_FILE).exists():
-            raise RuntimeError(f"shard {shard} is missing or incomplete; rerun the build to redo that repository")
-        names.update(n for n in os.listdir(shard) if n.endswith(".jsonl"))
-    for fname in sorted(names):
-        with AtomicWriter(out / fname) as w:
-            for shard in shards:
-                path = shard / fname
-                if path.exists():
-                    with open(path, encoding="utf-8") as fh:
-                        shutil.copyfileobj(fh, w.fh)
-    dropped: dict[str, int] = {}
-    per_repo = []
+    """Concatenate shards in repository order into the final files, and the split's stats.json."""
+    merge_jsonl(out, shards, always=[SPLIT_FILE])
+    per_shard = shard_stats(shards)
+    per_repo = [{"repository": st["repository"], "status": st["status"], "files": st["files"],
+                 "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values())} for st in per_shard]
     tool_versions: dict[str, str] = {}
-    for shard, summary in zip(shards, summaries):
-        st = json.loads((shard / STATS_FILE).read_text())
-        for k, v in st.get("dropped", {}).items():
-            dropped[k] = dropped.get(k, 0) + v
-        per_repo.append({"repository": st["repository"], "status": st["status"], "files": st["files"],
-                         "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values())})
+    for summary in summaries:
         tool_versions.update(summary.tool_versions)
     stats = {
         "language": config.language,
@@ -526,7 +324,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "repositories_with_examples": sum(1 for r in per_repo if r["examples"]),
         "examples": sum(r["examples"] for r in per_repo),
         "files": sum(r["files"] for r in per_repo),
-        "dropped": dict(sorted(dropped.items())),
+        "dropped": summed_drops(per_shard),
         "per_repository": per_repo,
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),

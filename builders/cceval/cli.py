@@ -107,7 +107,10 @@ def config_from_args(args: argparse.Namespace):
     from benchsmith.files import FileLimits
     from benchsmith.sources import RepoFilterConfig, read_specs
 
-    specs = read_specs(args.repo, args.repos_file)
+    try:
+        specs = read_specs(args.repo, args.repos_file)
+    except OSError as exc:
+        raise SystemExit(f"build cceval: cannot read --repos-file {args.repos_file}: {exc.strerror or exc}") from None
     if not specs:
         raise SystemExit("build cceval: give at least one --repo or a --repos-file")
     retrievers = () if args.retrievers.strip().lower() == "none" else tuple(
@@ -142,7 +145,8 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchsmith.builders.cceval.build import build, print_summary
+    from benchsmith.builders.cceval.build import build, lang_dir, print_summary
+    from benchsmith.builders.cceval.derived import write_derived
 
     config = config_from_args(args)
     if config.backend is Backend.LOCAL:
@@ -153,21 +157,30 @@ def run(args: argparse.Namespace) -> int:
         except ConfinementUnavailable as exc:
             print(f"build-ccEval: {exc}", file=sys.stderr)
             return 2
+    _check_output(lang_dir(config))
     summary = build(config, progress=not args.quiet)
-    from benchsmith.builders.cceval.audit import write_audits
-
-    write_audits(summary.output_dir)  # <lang>/audit.json, shown in the card
-    # The card first: a push to the hub must carry it.
-    if not args.no_card:
-        from benchsmith.builders.cceval.card import write_card
-
-        write_card(args.output, command=["build-ccEval", *sys.argv[1:]] if sys.argv else [],
-                   tool_versions=summary.stats.get("tool_versions", {}))
-    formats = {f.strip() for f in args.format.split(",") if f.strip()}
-    if formats - {"jsonl"} or args.push_to_hub:
-        from benchsmith.builders.cceval.writers import write_outputs
-
-        write_outputs(args.output, formats=formats, push_to_hub=args.push_to_hub)
+    command = getattr(args, "_command_line", None) or ["build-ccEval"]
+    write_derived(args.output, command=command, formats=args.format.split(","), card=not args.no_card,
+                  tool_versions=summary.stats.get("tool_versions", {}), push_to_hub=args.push_to_hub,
+                  language_dirs=[summary.output_dir])
     if not args.quiet:
         print_summary(summary)
+    failed = [s for s in summary.shards if s.status != "ok"]
+    if summary.shards and len(failed) == len(summary.shards):
+        print(f"build cceval: every repository failed or was excluded ({len(failed)}); nothing was built -- see "
+              f"{summary.output_dir / 'excluded.jsonl'}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _check_output(directory) -> None:
+    """An output directory we cannot create or write is one clear line, before any work is done."""
+    import os
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+        probe = directory / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise SystemExit(f"build cceval: cannot write to --output {directory}: {exc.strerror or exc}") from None

@@ -170,6 +170,10 @@ def test_ray_executor_matches_local_and_survives_a_dying_worker(tmp_path, repos,
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
         build(config, progress=False)
+        # what the CLI writes after the build (audit.json; no card: --no-card)
+        from benchsmith.builders.cceval.derived import write_derived
+
+        write_derived(out, command=None, card=False, language_dirs=[out / "python"])
         assert_identical(clean, out)
 
         failures: dict[int, BaseException] = {}

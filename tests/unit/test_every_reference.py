@@ -156,7 +156,7 @@ def test_every_language_keeps_the_later_reference(language):
     from benchsmith.analyzers import get_analyzer
     from benchsmith.builders.cceval.examples import ExampleCutter
     from benchsmith.files import SourceFile
-    from benchsmith.pipeline import Counter
+    from benchsmith.pipeline import DropLedger
     from benchsmith.records import CrossFileRef
 
     path, text, first_gt, later_gt = STATEMENTS[language]
@@ -165,7 +165,7 @@ def test_every_language_keeps_the_later_reference(language):
         offset = text.index(symbol)
         line = text.count("\n", 0, offset)
         refs.append(CrossFileRef(path, line, offset - (text.rfind("\n", 0, offset) + 1), symbol, "m", "m" + path[1:]))
-    counter = Counter()
+    counter = DropLedger()
     examples = list(ExampleCutter(get_analyzer(language), {path: SourceFile(path, text)}, "r", counter=counter)(refs))
     assert [e.groundtruth for e in examples] == [first_gt, later_gt]
     assert examples[1].prompt.endswith("generator.")

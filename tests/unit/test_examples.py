@@ -7,7 +7,7 @@ import pytest
 from benchsmith.analyzers import get_analyzer
 from benchsmith.builders.cceval.examples import ExampleCutter, TextIndex, groundtruth_cut, parser_for, statement_end
 from benchsmith.files import SourceFile
-from benchsmith.pipeline import Counter
+from benchsmith.pipeline import DropLedger
 from benchsmith.records import CrossFileRef
 
 
@@ -70,7 +70,7 @@ def _cutter_refs():
 
 def test_cutter_every_reference_and_reconstruction():
     text, files, refs = _cutter_refs()
-    counter = Counter()
+    counter = DropLedger()
     cutter = ExampleCutter(get_analyzer("python"), files, "r", counter=counter)
     examples = list(cutter(refs))
     # the later reference of line 3 is an example of its own, running from its cursor to the statement's end
@@ -87,7 +87,7 @@ def test_cutter_every_reference_and_reconstruction():
 
 def test_cutter_first_reference_per_statement_option():
     text, files, refs = _cutter_refs()
-    counter = Counter()
+    counter = DropLedger()
     cutter = ExampleCutter(get_analyzer("python"), files, "r", counter=counter, first_per_statement=True)
     examples = list(cutter(refs))
     assert [e.groundtruth for e in examples] == ["a(m.b)", "c()"]

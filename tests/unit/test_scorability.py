@@ -13,7 +13,7 @@ from benchsmith.builders.cceval.filters import ExampleFilterConfig, ScorableGrou
 from benchsmith.analyzers import get_analyzer
 from benchsmith.evaluate.cceval.scoring import Mode
 from benchsmith.files import SourceFile
-from benchsmith.pipeline import Counter, chain
+from benchsmith.pipeline import DropLedger, chain
 from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Language, Reason
 
 PAD = "".join(f"// line {i}\n" for i in range(6))
@@ -44,7 +44,7 @@ def example(lang: str, prompt: str, groundtruth: str) -> CompletionExample:
 def test_unscorable_groundtruth_is_dropped_with_its_reason(lang, prompt, groundtruth, mode):
     bad = scorability.unscorable(prompt, groundtruth, Language(lang))
     assert bad is not None and bad.mode is mode
-    counter = Counter()
+    counter = DropLedger()
     kept = list(ScorableGroundtruth(counter)([example(lang, prompt, groundtruth)]))
     assert kept == []
     assert dict(counter.dropped) == {str(Reason.UNSCORABLE_GROUNDTRUTH): 1}
@@ -88,11 +88,11 @@ def test_self_consistency_counts_violations():
 
 
 def test_filter_runs_before_dedup_so_a_scorable_twin_survives():
-    steps = default_filters(ExampleFilterConfig(min_tokens=1, min_prompt_lines=1), Counter())
+    steps = default_filters(ExampleFilterConfig(min_tokens=1, min_prompt_lines=1), DropLedger())
     names = [type(s).__name__ for s in steps]
     assert names.index("ScorableGroundtruth") < names.index("DuplicateGroundtruth")
     assert "ScorableGroundtruth" not in [type(s).__name__ for s in
-                                         default_filters(ExampleFilterConfig(scorable=False), Counter())]
+                                         default_filters(ExampleFilterConfig(scorable=False), DropLedger())]
 
 
 def test_cutter_and_filters_keep_only_scorable_examples_for_every_language():
@@ -118,7 +118,7 @@ def test_cutter_and_filters_keep_only_scorable_examples_for_every_language():
                     dot = line.index(".", col)
                     name = line[dot + 1:].split("(")[0].split(".")[0].split(" ")[0]
                     refs.append(CrossFileRef(path, line_no, dot + 1, name, "lib", "lib" + path[1:]))
-        counter = Counter()
+        counter = DropLedger()
         cutter = ExampleCutter(analyzer, {path: SourceFile(path, text)}, "r", counter=counter)
         kept = list(chain(refs, cutter, *default_filters(ExampleFilterConfig(min_tokens=1, min_prompt_lines=1),
                                                          counter)))

@@ -21,7 +21,7 @@ from benchsmith.builders.cceval.screens import (
     profile_screens,
     strip_imports,
 )
-from benchsmith.pipeline import Counter
+from benchsmith.pipeline import DropLedger
 from benchsmith.records import CompletionExample, ExampleMetadata, Reason, Stage
 
 # --------------------------------------------------------------------------------------------------- the lexer
@@ -170,7 +170,7 @@ def test_profiles_nest_and_none_is_empty():
 def test_screens_as_pipeline_steps_count_each_drop_under_its_own_reason():
     from benchsmith.pipeline import chain
 
-    counter = Counter()
+    counter = DropLedger()
     examples = [_example(PY_FILE, 'parse_range("bytes=0-10") == expect', "t/vocab"),
                 _example(PY_FILE, 'parse_range("fresh")', "t/first"),
                 _example(PY_FILE, "unheard_of(value)", "t/keep")]
@@ -178,7 +178,7 @@ def test_screens_as_pipeline_steps_count_each_drop_under_its_own_reason():
     assert [e.task_id for e in kept] == ["t/keep"]
     assert counter.dropped == {Reason.GROUNDTRUTH_VOCABULARY_IN_FILE.value: 1, Reason.FIRST_NAME_IN_FILE.value: 1}
     assert {e.stage for e in counter.exclusions} == {Stage.SCREEN}
-    kept = list(chain(iter(examples), *profile_screens(ScreenProfile.DEFAULT, Counter())))
+    kept = list(chain(iter(examples), *profile_screens(ScreenProfile.DEFAULT, DropLedger())))
     assert [e.task_id for e in kept] == ["t/first", "t/keep"]
 
 
@@ -208,7 +208,7 @@ def test_the_right_context_is_never_known_and_only_shares_the_index():
 
 
 def test_copy_abstains_when_a_file_has_more_distinct_tokens_than_characters(monkeypatch):
-    import benchsmith.builders.cceval.screens as screens
+    import benchsmith.builders.cceval.screen_text as screens  # the file index lives there
 
     prompt, gt = "a = b\nc = d\ne = f\na = b\n", "c = d"
     assert InFileCopy().judge(prompt, gt, "python") is not None

@@ -1,0 +1,237 @@
+"""What a file already knows, for the model-free predictability screens (``screens.py``): a small lexer for the
+languages the builder supports, import lines, and ``FileIndex``/``FileKnowledge`` (where each word first occurs
+in a file, and what the prompt before a cursor holds)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable
+
+from benchsmith.enums import StrEnum
+from benchsmith.records import Language
+
+
+# ------------------------------------------------------------------------------------------------ a small lexer
+
+
+class Tok(StrEnum):
+    IDENT = "ident"
+    STRING = "string"
+    NUMBER = "number"
+    COMMENT = "comment"
+    PUNCT = "punct"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: Tok
+    text: str
+    start: int = 0  # character offset in the lexed text
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+# One lexer for every language: screens compare token texts, so a shared approximation is enough and keeps new
+# languages working without code here.  Strings are one token (prefixes, verbatim and template strings included),
+# comments are kept apart so that they count as vocabulary but never as code.
+_STRING_C = r'@?"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|`(?:\\.|[^`\\])*`?'
+_STRING_PY = r'[rbuRBUfF]{0,2}(?:"""(?:\\.|[^\\])*?(?:"""|\Z)|\'\'\'(?:\\.|[^\\])*?(?:\'\'\'|\Z)|' \
+             r'"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?)'
+_IDENT = r"[^\W\d][\w$]*|\$[\w$]*"
+_NUMBER = r"\d[\w.]*"
+_LEXERS = {
+    "python": re.compile(rf"(?P<string>{_STRING_PY})|(?P<comment>#[^\n]*)|(?P<ident>{_IDENT})|(?P<number>{_NUMBER})"
+                         r"|(?P<punct>\S)", re.S),
+    "c": re.compile(rf"(?P<string>{_STRING_C})|(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))|(?P<ident>{_IDENT})"
+                    rf"|(?P<number>{_NUMBER})|(?P<punct>\S)", re.S),
+}
+_WORD = re.compile(_IDENT)
+
+
+def lex(text: str, language: str) -> list[Token]:
+    rx = _LEXERS["python" if language == Language.PYTHON.value else "c"]
+    return [Token(Tok(m.lastgroup), m.group(), m.start()) for m in rx.finditer(text)]
+
+
+# Where an import statement starts; it runs on while the brackets it opened stay open (``from m import (``,
+# ``import {`` ... ``} from``, Go's ``import (``).
+_IMPORT_START = {
+    Language.PYTHON.value: re.compile(r"\s*(?:from\s+[\w.]+\s+)?import\b"),
+    Language.JAVA.value: re.compile(r"\s*import\b"),
+    Language.TYPESCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{|type\s*\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
+    Language.JAVASCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
+    Language.CSHARP.value: re.compile(r"\s*(?:global\s+)?using\s+(?:static\s+)?(?:\w+\s*=\s*)?[\w.<>, ]+;"),
+    Language.GO.value: re.compile(r"\s*import\b"),
+}
+
+
+def import_lines(text: str, language: str) -> set[int]:
+    """0-based numbers of the lines that belong to import statements."""
+    start = _IMPORT_START.get(language)
+    if start is None:
+        return set()
+    out = set()
+    depth = 0
+    for i, line in enumerate(text.split("\n")):
+        if depth > 0 or start.match(line):
+            depth = max(0, depth + sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}"))
+            out.add(i)
+    return out
+
+
+def strip_imports(prompt: str, language: str) -> str:
+    """The prompt without its import statements (their lines become empty, so line numbers stay)."""
+    skip = import_lines(prompt, language)
+    return "\n".join("" if i in skip else line for i, line in enumerate(prompt.split("\n")))
+
+
+# ------------------------------------------------------------------------------------------ what the file knows
+
+_NEVER = float("inf")
+_MAX_IDS = 0x10FFFF - 0x100
+
+
+class FileIndex:
+    """Where each word, literal and keyword argument of a file first occurs (its end offset), with and without
+    import statements, and the file's code tokens, so that what the text before any cursor contains is a lookup.
+    Built once per file and shared by its examples and the screens: lexing each prompt again would make a file
+    with many examples cost its size times their number."""
+
+    def __init__(self, text: str, language: str) -> None:
+        self.text = text
+        self.language = language
+        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        skip = import_lines(text, language)
+        in_imports = (lambda off: bisect.bisect_right(self.line_starts, off) - 1 in skip) if skip else (lambda off: False)
+        self.word_end: dict[str, int] = {}
+        self.word_end_with_imports: dict[str, int] = {}
+        for m in _WORD.finditer(text):
+            self.word_end_with_imports.setdefault(m.group(), m.end())
+            if not in_imports(m.start()):
+                self.word_end.setdefault(m.group(), m.end())
+        tokens = lex(text, language)
+        self.literal_end: dict[str, int] = {}
+        for t in tokens:
+            if t.kind in (Tok.STRING, Tok.NUMBER) and not in_imports(t.start):
+                self.literal_end.setdefault(t.text, t.end)
+        self.code_tokens = [t for t in tokens if t.kind is not Tok.COMMENT]
+        self.code_ends = [t.end for t in self.code_tokens]
+        self.keyword_end: dict[str, int] = {}
+        for i in keyword_positions(self.code_tokens):
+            self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
+        self.ids: dict[str, int] = {}
+        self.overflow = False
+        # One character per distinct token, so that str.rfind searches token sequences in C.
+        self.encoded = "".join(self.encode(t.text) for t in self.code_tokens)
+
+    def encode(self, token: str) -> str:
+        i = self.ids.get(token)
+        if i is None:
+            if len(self.ids) >= _MAX_IDS:
+                self.overflow = True  # more distinct tokens than characters: the copy screen abstains
+                return "\x00"
+            i = self.ids[token] = len(self.ids)
+        return chr(0x100 + i)
+
+
+@lru_cache(maxsize=4)
+def _index(text: str, language: str) -> FileIndex:
+    return FileIndex(text, language)
+
+
+class FileKnowledge:
+    """What the file's text before the cursor contains: words (identifiers, also inside comments and strings),
+    literal tokens and keyword arguments, with and without import statements."""
+
+    def __init__(self, index: FileIndex, cursor: int) -> None:
+        self.index = index
+        self.cursor = cursor
+        self.language = index.language
+
+    @classmethod
+    def of(cls, prompt: str, language: str, rest: str = "") -> "FileKnowledge":
+        """``rest`` (the groundtruth and right context) only lets examples of one file share one index; nothing
+        after the cursor is ever known."""
+        return cls(_index(prompt + rest, language), len(prompt))
+
+    def knows_word(self, word: str, with_imports: bool = False) -> bool:
+        table = self.index.word_end_with_imports if with_imports else self.index.word_end
+        return table.get(word, _NEVER) <= self.cursor
+
+    def knows_literal(self, literal: str) -> bool:
+        return self.index.literal_end.get(literal, _NEVER) <= self.cursor
+
+    def knows_keyword(self, name: str) -> bool:
+        return self.index.keyword_end.get(name, _NEVER) <= self.cursor
+
+    def code_prefix(self) -> str:
+        """The encoded code tokens that end before the cursor."""
+        return self.index.encoded[: bisect.bisect_right(self.index.code_ends, self.cursor)]
+
+    def outline(self) -> list[str]:
+        """The cursor's line and the lines it is nested in: going back, each non-empty line indented less than
+        every line seen so far (the enclosing ``if``/loop, method, class headers)."""
+        text, starts = self.index.text, self.index.line_starts
+        row = bisect.bisect_right(starts, self.cursor) - 1
+        current = text[starts[row]:self.cursor]
+        out = [current]
+        indent = _indent(current) if current.strip() else len(current)
+        for r in range(row - 1, -1, -1):
+            if indent == 0:
+                break
+            line = text[starts[r]:starts[r + 1] - 1]
+            if not line.strip():
+                continue
+            ind = _indent(line)
+            if ind < indent:
+                out.append(line)
+                indent = ind
+        return out
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def groundtruth_tokens(groundtruth: str, language: str) -> list[Token]:
+    return [t for t in lex(groundtruth, language) if t.kind is not Tok.COMMENT]
+
+
+def first_name(tokens: Iterable[Token]) -> str | None:
+    return next((t.text for t in tokens if t.kind is Tok.IDENT), None)
+
+
+_SMALL_INT = re.compile(r"\d")
+
+
+def keyword_positions(tokens: list[Token]) -> Iterable[int]:
+    """Indices of names used as keyword arguments or named parameters: ``(`` or ``,``, a name, then ``=`` (not
+    ``==`` or ``=>``).  Which keywords a callee takes is knowledge of its definition, so a name that occurs
+    before the cursor only in another role does not make a keyword argument known."""
+    for i in range(1, len(tokens) - 1):
+        t = tokens[i]
+        if t.kind is Tok.IDENT and tokens[i - 1].text in ("(", ",") and tokens[i + 1].text == "=" and (
+                i + 2 >= len(tokens) or tokens[i + 2].text not in ("=", ">")):
+            yield i
+
+
+def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
+    """Tokens of the groundtruth the file before the cursor does not contain."""
+    missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
+    for t in tokens:
+        if t.kind is Tok.IDENT and not known.knows_word(t.text, with_imports):
+            missing.append(t.text)
+        elif t.kind is Tok.STRING and not known.knows_literal(t.text):
+            missing.append(t.text)
+        elif t.kind is Tok.NUMBER and not known.knows_literal(t.text) and not _SMALL_INT.fullmatch(t.text):
+            missing.append(t.text)
+    return missing
+
+
+def _norm_name(name: str) -> str:
+    return name.replace("_", "").lower()
