@@ -27,8 +27,6 @@ allowed unconfined runs (``--allow-unconfined``).
 from __future__ import annotations
 
 import errno
-import fcntl
-import itertools
 import json
 import os
 import random
@@ -43,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from benchsmith import uids
 from benchsmith.enums import StrEnum
 from benchsmith.runner import ToolMissing
 
@@ -132,47 +131,13 @@ class Capabilities:
 # throwaway uids
 
 
-class UidLease:
-    """Exclusive use of one uid of the private range, across threads and processes (flock on a lock file)."""
+class UidLease(uids.UidLease):
+    """A uid of the toolchains' own private range (never one a sandboxed program gets)."""
 
-    _counter = itertools.count(random.SystemRandom().randrange(UID_SPAN))
-    _lock_dir: Path | None = None
-    _dir_lock = threading.Lock()
-
-    def __init__(self) -> None:
-        self.uid: int | None = None
-        self._fd: int | None = None
-
-    @classmethod
-    def _dir(cls) -> Path:
-        with cls._dir_lock:
-            if cls._lock_dir is None:
-                path = Path(tempfile.gettempdir()) / f"benchsmith-toolchain-uids-{os.geteuid()}"
-                path.mkdir(mode=0o700, exist_ok=True)
-                st = path.lstat()
-                if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not stat.S_ISDIR(st.st_mode):
-                    raise ConfinementUnavailable(f"{path} is not a private directory of ours; remove it and retry")
-                cls._lock_dir = path
-            return cls._lock_dir
-
-    def __enter__(self) -> "UidLease":
-        lock_dir = self._dir()
-        for _ in range(UID_SPAN):
-            uid = UID_BASE + next(self._counter) % UID_SPAN
-            fd = os.open(lock_dir / str(uid), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue
-            self.uid, self._fd = uid, fd
-            return self
-        raise ConfinementUnavailable("no free toolchain uid")  # pragma: no cover - 65536 concurrent runs
-
-    def __exit__(self, *exc) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    base = UID_BASE
+    span = UID_SPAN
+    pool = "toolchain"
+    error = ConfinementUnavailable
 
 
 # ----------------------------------------------------------------------------------------------------------------
