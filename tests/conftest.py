@@ -11,6 +11,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 CACHE = Path(os.environ.get("BENCHSMITH_TEST_CACHE", Path.home() / ".cache" / "benchsmith-tests"))
 
+# Fixture repositories are data the analyzers read, never tests of ours (one has a `test_app.py` on purpose).
+collect_ignore_glob = ["fixtures/*"]
+
 
 def _download(kind: str, spec: str, filename: str) -> Path:
     """Fetch a real package (PyPI sdist or npm tarball) once into the test cache."""
