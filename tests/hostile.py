@@ -933,3 +933,21 @@ def make_annotation_processor(root: Path, marker: Path) -> HostileCase:
         "package evil.use;\nimport evil.Box;\n@Deprecated\npublic class Use {\n"
         "  int g() { Box b = new Box();\n    return b.grow(2);\n  }\n}\n")
     return HostileCase("java_processor", str(repo), set(), [marker], runs_toolchain=True)
+
+
+def toolchain_processes(*, with_container_uid: bool = False) -> list[int]:
+    """pids of processes that run as a toolchain uid (confinement's private range; with ``with_container_uid``, the
+    uid containers run as too): any of them after a run is a survivor."""
+    from benchsmith import confine
+
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                uid = os.stat(f"/proc/{d}").st_uid
+            except OSError:
+                continue
+            if (confine.UID_BASE <= uid < confine.UID_BASE + confine.UID_SPAN
+                    or (with_container_uid and uid == confine.CONTAINER_UID)):
+                out.append(int(d))
+    return out

@@ -20,6 +20,7 @@ import pytest
 
 from benchsmith import confine
 from benchsmith.analyzers.typescript import TypeScriptAnalyzer
+from tests.hostile import toolchain_processes as hostile_toolchain_processes
 from tests.hostile import (TOOLCHAIN_ATTACKS, hostile_tsc_package, make_annotation_processor, make_attack_repo,
                            make_memory_bomb, make_stdlib_shadows, tree_digest)
 
@@ -50,16 +51,7 @@ def by_repo(records: list[dict], key: str = "repository") -> dict[str, list[dict
 
 
 def toolchain_processes() -> list[int]:
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                uid = os.stat(f"/proc/{d}").st_uid
-            except OSError:
-                continue
-            if confine.UID_BASE <= uid < confine.UID_BASE + confine.UID_SPAN or uid == confine.CONTAINER_UID:
-                out.append(int(d))
-    return out
+    return hostile_toolchain_processes(with_container_uid=True)
 
 
 def all_output_text(out: Path) -> str:

@@ -18,6 +18,7 @@ from benchsmith import confine, runner
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import MIB, Confinement, Limits
 from benchsmith.files import snapshot
+from tests.hostile import toolchain_processes
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CAPS = confine.probe()
@@ -38,18 +39,9 @@ def facts(res: runner.RunResult) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def surviving(uid_range=(confine.UID_BASE, confine.UID_BASE + confine.UID_SPAN)) -> list[int]:
+def surviving() -> list[int]:
     """pids of processes that run as a toolchain uid."""
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                uid = os.stat(f"/proc/{d}").st_uid
-            except OSError:
-                continue
-            if uid_range[0] <= uid < uid_range[1]:
-                out.append(int(d))
-    return out
+    return toolchain_processes()
 
 
 def test_probe_says_what_it_found():
