@@ -1,25 +1,33 @@
-"""The extension point: one ``Analyzer`` subclass per language.
+"""The extension point: one ``Analyzer`` subclass per language, on one recipe.
 
-An analyzer knows four things about its language: which files are source files, how its intra-project imports
-look and how to stub them (an empty class in place of each project name), how to call the toolchain once over a
-whole tree, and how to parse that toolchain's diagnostics.  ``analyze`` compiles the original and the stubbed
-trees once each and returns the diagnostics that appear only in the stubbed run as ``CrossFileRef``s.
+Every language finds cross-file references the same way, and ``Analyzer.analyze`` owns that recipe:
 
-Everything else (cutting examples, filters, retrieval, writers, executors) is language-independent and reads the
-class attributes below, so adding a language means adding one module here; the registry finds it by itself.
+1. ``plan``: read the vetted snapshot, index its declarations and plan the stubs (each intra-project import
+   replaced by an empty class);
+2. ``run`` the toolchain once over the original tree (``Tree.ORIGINAL``);
+3. ``run`` it once over the stubbed tree (``Tree.STUBBED``);
+4. ``diff``: the diagnostics that appear only in the stubbed run;
+5. ``attribute``: each new diagnostic to a ``CrossFileRef`` on the original text (file, line, column, the API
+   and the file defining it), or nothing when it is not a use of a cross-file API;
+6. ``finish``: order the references and fill the statistics.
+
+A language supplies those parts plus class attributes (extensions, grammar, statement rules, toolchain image).
+Each step records what it cannot handle on ``result.exclusions`` (a ``Reason`` per file or repository) and
+returns None to stop the recipe for the whole repository.  Cutting examples, filters, retrieval, writers and
+executors are language-independent and read only the class attributes below.
 """
 
 from __future__ import annotations
 
 import abc
-import importlib
+import enum
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar
 
-from benchsmith import confine
+from benchsmith import confine, treesitter
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, Exclusion
 from benchsmith.runner import Backend, ContainerSpec
@@ -32,6 +40,18 @@ BRACE_STATEMENT_CONTAINERS = frozenset(
     {"program", "statement_block", "class_body", "switch_case", "switch_default", "block", "compilation_unit",
      "declaration_list", "switch_section", "interface_body", "enum_body", "namespace_declaration"}
 )
+
+
+class Tree(enum.Enum):
+    """Which of the two trees a toolchain run compiles."""
+
+    ORIGINAL = "original"
+    STUBBED = "stubbed"
+
+
+PlanT = TypeVar("PlanT")  # a language's plan: its index, stub plans and the trees it wrote
+RunT = TypeVar("RunT")  # one toolchain run's parsed outcome
+FoundT = TypeVar("FoundT")  # one diagnostic new in the stubbed run
 
 
 @dataclass
@@ -71,7 +91,7 @@ class AnalyzerOptions:
     confine: bool = True
 
 
-class Analyzer(abc.ABC):
+class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
     language: ClassVar[str]
     extensions: ClassVar[tuple[str, ...]]
     # tree-sitter grammar wheel: module name and the function returning the language capsule
@@ -104,10 +124,48 @@ class Analyzer(abc.ABC):
     def __init__(self, options: AnalyzerOptions | None = None) -> None:
         self.options = options or AnalyzerOptions()
 
-    @abc.abstractmethod
     def analyze(self, snapshot: RepoSnapshot, workdir: Path) -> AnalysisResult:
         """Find cross-file references in ``snapshot`` (whose files are already vetted and copied under
-        ``snapshot.root``).  ``workdir`` is an empty directory the analyzer may use for stubbed trees."""
+        ``snapshot.root``).  ``workdir`` is an empty directory the analyzer may use for stubbed trees.  The recipe
+        is the same for every language (see the module docstring); a language overrides its steps, not this."""
+        result = AnalysisResult(tool_versions=self.tool_versions())
+        plan = self.plan(snapshot, workdir, result)
+        if plan is None:
+            return result
+        before = self.run(plan, Tree.ORIGINAL, result)
+        if before is None:
+            return result
+        after = self.run(plan, Tree.STUBBED, result)
+        if after is None:
+            return result
+        for found in self.diff(plan, before, after, result):
+            ref = self.attribute(plan, found, result)
+            if ref is not None:
+                result.refs.append(ref)
+        self.finish(plan, result)
+        return result
+
+    def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> PlanT | None:
+        """Index the snapshot and plan the stubs (writing the stubbed tree under ``workdir`` if the language needs
+        one on disk); None when nothing can be analysed (the reason is on ``result.exclusions``)."""
+        raise NotImplementedError
+
+    def run(self, plan: PlanT, tree: Tree, result: AnalysisResult) -> RunT | None:
+        """Run the toolchain once over one tree; None when the run failed for the whole repository (recorded)."""
+        raise NotImplementedError
+
+    def diff(self, plan: PlanT, before: RunT, after: RunT, result: AnalysisResult) -> Iterable[FoundT]:
+        """The diagnostics of ``after`` that ``before`` does not have, in a deterministic order."""
+        raise NotImplementedError
+
+    def attribute(self, plan: PlanT, found: FoundT, result: AnalysisResult) -> CrossFileRef | None:
+        """The cross-file reference one new diagnostic marks, positioned on the original text; None when it marks
+        none (a stub artefact, a use the language does not count)."""
+        raise NotImplementedError
+
+    def finish(self, plan: PlanT, result: AnalysisResult) -> None:
+        """Order ``result.refs`` and fill ``result.stats`` once all references are in; default: sort by place."""
+        result.refs.sort(key=lambda r: (r.file, r.line, r.column))
 
     def tool_versions(self) -> dict[str, str]:
         return {}
@@ -127,10 +185,7 @@ class Analyzer(abc.ABC):
     @classmethod
     def ts_language(cls):
         """The tree-sitter ``Language`` for this analyzer's grammar wheel."""
-        from tree_sitter import Language
-
-        module = importlib.import_module(cls.grammar_module)
-        return Language(getattr(module, cls.grammar_function)())
+        return treesitter.language(cls.grammar_module, cls.grammar_function)
 
     @classmethod
     def grammar_for(cls, path: str) -> str:
@@ -140,13 +195,13 @@ class Analyzer(abc.ABC):
 
     @classmethod
     def ts_language_for(cls, path: str):
-        """The tree-sitter ``Language`` for one file (``grammar_for(path)``); default: ``ts_language()``."""
-        func = cls.grammar_for(path)
-        if func == cls.grammar_function:
-            return cls.ts_language()
-        from tree_sitter import Language
+        """The tree-sitter ``Language`` for one file (``grammar_for(path)``)."""
+        return treesitter.language(cls.grammar_module, cls.grammar_for(path))
 
-        return Language(getattr(importlib.import_module(cls.grammar_module), func)())
+    @classmethod
+    def parser_for(cls, path: str = ""):
+        """The shared tree-sitter ``Parser`` for one file of this language."""
+        return treesitter.parser(cls.grammar_module, cls.grammar_for(path))
 
     def container(self, mounts, workdir: str | None = None) -> ContainerSpec | None:
         if self.options.backend is Backend.LOCAL:

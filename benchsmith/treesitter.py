@@ -1,0 +1,35 @@
+"""The one tree-sitter factory: a ``Language`` and a ``Parser`` per grammar wheel function, built once per process.
+
+Grammar wheels (``tree_sitter_python``, ``tree_sitter_typescript`` ...) are imported lazily, on first use, so a
+command that never parses never pays for them.  Parsers are reused: callers parse whole texts and keep no parser
+state between calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import lru_cache
+
+
+@lru_cache(maxsize=None)
+def language(module: str, function: str = "language"):
+    """The tree-sitter ``Language`` that ``module.function()`` returns (a grammar wheel's capsule)."""
+    from tree_sitter import Language
+
+    return Language(getattr(importlib.import_module(module), function)())
+
+
+@lru_cache(maxsize=None)
+def parser(module: str, function: str = "language"):
+    """A ``Parser`` for ``language(module, function)``."""
+    from tree_sitter import Parser
+
+    return Parser(language(module, function))
+
+
+@lru_cache(maxsize=None)
+def query(module: str, source: str, function: str = "language"):
+    """A compiled ``Query`` over ``language(module, function)``."""
+    from tree_sitter import Query
+
+    return Query(language(module, function), source)
