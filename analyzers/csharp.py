@@ -52,8 +52,9 @@ from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, skip_type_args, strip_generics
-from benchsmith.analyzers.java import (ByteChars, Insertions, Utf16Index, apply_insertions, skip_trivia,
-                                       tree_has_errors, utf8_env, walk)
+from benchsmith.analyzers.base import ByteChars
+from benchsmith.analyzers.common import Insertions, apply_insertions, skip_trivia, tree_has_errors, utf8_env, walk
+from benchsmith.analyzers.java import Utf16Index
 from benchsmith.analyzers.csharp_copy import Prepared, prepare
 from benchsmith.analyzers.csharp_preprocess import preprocess
 from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX

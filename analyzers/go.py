@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, ByteChars, json_lines
-from benchsmith.analyzers.java import cache_dir
+from benchsmith.analyzers.common import cache_dir
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import Backend, Mount, ToolMissing, run
