@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 TOOLCHAINS := .toolchains
 EXTRAS ?= test,hf,retrieval,dense,transformers,openai,ray,report
 
-.PHONY: setup venv toolchains images test demo clean
+.PHONY: setup venv toolchains images lint test demo clean
 
 setup: venv toolchains
 
@@ -32,8 +32,12 @@ toolchains:
 images: venv
 	$(PY) -m benchsmith.containers build --if-engine
 
+# pyflakes-level checks (pyproject.toml [tool.ruff]): undefined names and dead imports fail the build.
+lint: venv
+	$(PY) -m ruff check .
+
 # A failed image build does not stop the other tests: the container tests rebuild and report the error.
-test: setup
+test: setup lint
 	@$(MAKE) --no-print-directory images || echo "make test: image build failed (above); the container tests will report it"
 	$(PY) -m pytest -q tests
 

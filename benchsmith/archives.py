@@ -6,7 +6,6 @@ the ``ArchiveBudget`` are recorded as ``ArchiveSkip``s and never materialised (S
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import re
 import shutil

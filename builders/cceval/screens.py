@@ -123,12 +123,12 @@ def _copy_next(text: str, max_match: int) -> int | None:
     of ``text``; None when not even the last character occurred before."""
     n = len(text)
     # Occurring earlier is monotone in the suffix length (a suffix of a repeated suffix repeats too): binary search.
-    lo, hi, at = 0, min(n - 1, max_match), -1
+    lo, hi = 0, min(n - 1, max_match)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         pos = text.rfind(text[n - mid:], 0, n - 1)
         if pos >= 0:
-            lo, at = mid, pos
+            lo = mid
         else:
             hi = mid - 1
     if lo == 0:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -6,7 +6,6 @@ visibly when it is absent.
 
 import ast
 import json
-from pathlib import Path
 
 import pytest
 
