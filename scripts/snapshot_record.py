@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchsmith.demo import subset  # the demo's own slice, so the record takes what the demo takes
 from snapshot_manifest import (BUILD_TIMEOUT, LOAD_DEPENDENT_REASONS, MANIFEST_FORMAT, MARKER, MASKS, PARTS,
                                PATH_MASKS, ROOT, SELF_TREE_REV, SnapshotError, _record_root, hash_tree,
                                load_manifest, progress, write_json)
@@ -190,7 +191,7 @@ class Recorder:
         model = self._model_path()
         small = "out/demo/model-sample"
         split = f"{small}/python/line_completion.jsonl"
-        _subset(self.output / "out/demo/cceval/python/line_completion.jsonl", self.output / split, 8)
+        subset(self.output / "out/demo/cceval/python/line_completion.jsonl", self.output / split, 8)
         self.note("demo", ["subset", "out/demo/cceval/python/line_completion.jsonl", split, "8"])
         common = ["--backend", "hf", "--model", model, "--max-new-tokens", "24", "--max-prompt-tokens", "768"]
         self.run("demo", ["benchsmith", "generate", *common, "--input", split, "--output", f"{small}/preds.jsonl",
@@ -199,7 +200,7 @@ class Recorder:
                           f"{small}/preds.jsonl", "--output", f"{small}/score"], "demo-score-cceval")
         self.run("demo", ["benchsmith", "screen", *common, "--input", small, "--language", "python"], "demo-screen")
         variants = f"{small}/humanext/variants.jsonl"
-        _subset(self.output / "out/demo/humanext/variants.jsonl", self.output / variants, 12,
+        subset(self.output / "out/demo/humanext/variants.jsonl", self.output / variants, 12,
                 lambda r: r.get("setting") in ("direct", "oracle") and r.get("perturbation") == "none")
         self.note("demo", ["subset", "out/demo/humanext/variants.jsonl", variants, "12",
                            "setting in (direct, oracle), perturbation none"])
@@ -274,17 +275,6 @@ def load_dependent_exclusions(root: Path) -> list[str]:
                 if isinstance(rec, dict) and rec.get("reason") in LOAD_DEPENDENT_REASONS:
                     found.append(f"{path.relative_to(root).as_posix()}: {rec.get('item_id')} ({rec.get('reason')})")
     return found
-
-
-def _subset(src: Path, dest: Path, n: int, keep=lambda rec: True) -> None:
-    """The first ``n`` records of ``src`` that ``keep`` accepts (as demo.py's ``_subset``)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    taken = 0
-    with open(src, encoding="utf-8") as fh, open(dest, "w", encoding="utf-8") as out:
-        for line in fh:
-            if taken < n and keep(json.loads(line)):
-                out.write(line)
-                taken += 1
 
 
 def parse_parts(text: str | None) -> list[str]:
