@@ -59,8 +59,9 @@ def _dotted_imports(tree: ast.AST, index: ModuleIndex) -> dict[str, dict]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.asname is None and (index.is_project(alias.name.split(".")[0]) or index.is_project(alias.name)):
-                    cur = dotted.setdefault(alias.name.split(".")[0], {})
+                top = alias.name.split(".")[0]
+                if alias.asname is None and (index.is_project(top) or index.is_project(alias.name)):
+                    cur = dotted.setdefault(top, {})
                     for part in alias.name.split(".")[1:]:
                         cur = cur.setdefault(part, {})
     return dotted
