@@ -30,7 +30,8 @@ PY_SDIST = ("werkzeug==3.0.3", "werkzeug-3.0.3.tar.gz")  # 138 Python files
 
 def bench_python(max_files: int | None, per_file_sample: int = 24) -> dict:
     from benchsmith.analyzers import get_analyzer
-    from benchsmith.analyzers.python import PYLINT_MESSAGES, PYLINT_RC, ModuleIndex, stub_file
+    from benchsmith.analyzers.python import ModuleIndex, stub_file
+    from benchsmith.analyzers.python.toolchain import write_rcfile
     from benchsmith.files import snapshot, write_tree
     from benchsmith.records import RepoSpec
     from benchsmith.runner import run
@@ -50,8 +51,7 @@ def bench_python(max_files: int | None, per_file_sample: int = 24) -> dict:
     result = analyzer.analyze(snap, work)
     batched = time.perf_counter() - t0
 
-    rc = tmp / "rc"
-    rc.write_text(PYLINT_RC.format(enable=",".join(PYLINT_MESSAGES)))
+    rc = write_rcfile(tmp / "rc")
     env = {"PYLINTRC": str(rc), "PYLINTHOME": str(tmp / "home")}
     base = [sys.executable, "-m", "pylint", "--rcfile", str(rc), "--output-format=json2", "--jobs=1", "--score=n"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from benchsmith.evaluate.cceval import compat
 from benchsmith.evaluate.cceval.scoring import Language, Mode, aggregate, identifier_match, score_example
-from benchsmith.evaluate.cceval.common import ExampleScore, exact_match, keywords, new_parser
+from benchsmith.evaluate.cceval.common import ExampleScore, exact_match, keywords, parser
 
 DEFAULT_CASES = Path(__file__).resolve().parents[1].parent / "shared/data/cceval-metrics/cases.jsonl"
 
@@ -34,7 +34,7 @@ DEFAULT_CASES = Path(__file__).resolve().parents[1].parent / "shared/data/cceval
 
 class ReleasedApproach:
     def __init__(self) -> None:
-        self.parser = new_parser(Language.PYTHON)
+        self.parser = parser(Language.PYTHON)
         self.parses = 0
 
     def _has_error(self, node) -> bool:

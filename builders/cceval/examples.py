@@ -16,67 +16,21 @@ Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment n
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Iterable, Iterator
 
 from benchsmith.analyzers.base import Analyzer
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import Step
 from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Reason, Stage
+from benchsmith.text_positions import TextPositions
 
 _OPEN = {"(", "[", "{"}
 _CLOSE = {")", "]", "}"}
 # Template-string interpolation braces are not statement punctuation.
 _INTERPOLATION_PARENTS = {"template_substitution", "interpolation", "string_interpolation",
                           "interpolated_string_expression", "interpolation_brace"}
-
-
-@lru_cache(maxsize=None)
-def _parser(language_obj_key: tuple[str, str]):
-    from tree_sitter import Language, Parser
-    import importlib
-
-    module, func = language_obj_key
-    return Parser(Language(getattr(importlib.import_module(module), func)()))
-
-
-def parser_for(analyzer: type[Analyzer] | Analyzer, path: str = ""):
-    cls = analyzer if isinstance(analyzer, type) else type(analyzer)
-    chooser = getattr(cls, "grammar_for", None)
-    func = chooser(path) if chooser else cls.grammar_function
-    return _parser((cls.grammar_module, func))
-
-
-class TextIndex:
-    """Conversions between (line, char column), char offsets and UTF-8 byte offsets of one text."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.data = text.encode("utf-8")
-        self.line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.line_starts.append(i + 1)
-        self._ascii = len(self.data) == len(text)
-
-    def offset(self, line: int, column: int) -> int | None:
-        if not (0 <= line < len(self.line_starts)):
-            return None
-        off = self.line_starts[line] + column
-        end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else len(self.text)
-        return off if off <= end else None
-
-    def line_of(self, offset: int) -> int:
-        return bisect.bisect_right(self.line_starts, offset) - 1
-
-    def to_byte(self, offset: int) -> int:
-        return offset if self._ascii else len(self.text[:offset].encode("utf-8"))
-
-    def to_char(self, byte: int) -> int:
-        return byte if self._ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
 
 
 def _leaves_from(node, start_byte: int) -> Iterator:
@@ -268,17 +222,18 @@ class ExampleCutter(Step[CrossFileRef]):
                     self.drop(make_task_id(lang, self.repository, path, r.line, r.column), Reason.CURSOR_NOT_FOUND,
                               "file not in snapshot", self.repository)
                 continue
-            idx = TextIndex(src.text)
+            idx = TextPositions(src.text)
+            raw = src.text.encode("utf-8")
             # what the compiler read (C#: the active #if branches), with the original byte offsets
             data = _parse_view(self.analyzer.tree_source(path, src.text), self.analyzer)
-            if len(data) != len(idx.data):  # an offset-changing view would cut the wrong text: never use one
-                data = _parse_view(idx.data, self.analyzer)
-            tree = parser_for(self.analyzer, path).parse(data)
+            if len(data) != len(raw):  # an offset-changing view would cut the wrong text: never use one
+                data = _parse_view(raw, self.analyzer)
+            tree = self.analyzer.parser_for(path).parse(data)
             covered_until = -1  # char offset where the previous example's groundtruth ends
             last_cursor = -1
             for r in file_refs:
                 tid = make_task_id(lang, self.repository, path, r.line, r.column)
-                cursor = idx.offset(r.line, r.column)
+                cursor = idx.offset(r.line, r.column, within_line=True)
                 if cursor is None or not src.text.startswith(r.symbol, cursor):
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, f"{r.symbol!r} not at {r.line + 1}:{r.column + 1}",
                               self.repository)

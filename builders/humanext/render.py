@@ -18,6 +18,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from benchsmith.text_positions import byte_col_to_char
+
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _KEEP = object()
 
@@ -203,8 +205,8 @@ def from_source(source: str, record: str, field_name: str) -> FunctionTemplate:
     if doc_text is not None:
         expr = node.body[0]
         start, end = expr.lineno - 1, expr.end_lineno - 1  # type: ignore[operator]
-        before = lines[start][: _col(lines[start], expr.col_offset)]
-        after = lines[end][_col(lines[end], expr.end_col_offset or 0) :]  # type: ignore[arg-type]
+        before = lines[start][: byte_col_to_char(lines[start], expr.col_offset)]
+        after = lines[end][byte_col_to_char(lines[end], expr.end_col_offset or 0) :]  # type: ignore[arg-type]
         if before.strip() or after.strip() and not after.strip().startswith("#"):
             raise PairFormatError(record, field_name, "the docstring must stand on its own line(s)")
         if len(node.body) == 1:
@@ -228,13 +230,13 @@ def _templatize(source: str, tree: ast.AST) -> tuple[str | Placeholder, ...]:
 
     def put(lineno: int, byte_col: int, name: str) -> None:
         line = lines[lineno - 1]
-        col = _col(line, byte_col)
+        col = byte_col_to_char(line, byte_col)
         if line[col : col + len(name)] == name:
             spots[offsets[lineno - 1] + col] = name
 
     def put_after(lineno: int, byte_col: int, pattern: str, name: str) -> None:
         line = lines[lineno - 1]
-        col = _col(line, byte_col)
+        col = byte_col_to_char(line, byte_col)
         m = re.compile(pattern + r"(" + re.escape(name) + r")\b").search(line, col)
         if m:
             spots[offsets[lineno - 1] + m.start(1)] = name
@@ -253,8 +255,8 @@ def _templatize(source: str, tree: ast.AST) -> tuple[str | Placeholder, ...]:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             line = lines[node.lineno - 1]
             for nm in node.names:
-                for m in re.finditer(r"\b" + re.escape(nm) + r"\b", line[_col(line, node.col_offset) :]):
-                    spots[offsets[node.lineno - 1] + _col(line, node.col_offset) + m.start()] = nm
+                for m in re.finditer(r"\b" + re.escape(nm) + r"\b", line[byte_col_to_char(line, node.col_offset) :]):
+                    spots[offsets[node.lineno - 1] + byte_col_to_char(line, node.col_offset) + m.start()] = nm
     segments: list[str | Placeholder] = []
     pos = 0
     for start in sorted(spots):
@@ -336,11 +338,6 @@ def identifiers(code: str) -> set[str]:
     except (tokenize.TokenError, IndentationError, SyntaxError):
         out.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
     return out
-
-
-def _col(line: str, byte_col: int) -> int:
-    """ast columns are UTF-8 byte offsets; turn one into a str index."""
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
 
 
 def _parse_function(code: str, record: str, field_name: str) -> ast.FunctionDef:

@@ -99,10 +99,9 @@ def grammar_versions() -> dict[str, str]:
     return out
 
 
-def new_parser(language: Language):
-    import tree_sitter
-
-    return tree_sitter.Parser(ts_language(language))
+def parser(language: Language):
+    """The shared tree-sitter parser (``benchsmith.treesitter``) of ``ts_language(language)``'s grammar."""
+    return analyzer_class(language).parser_for()
 
 
 @dataclass

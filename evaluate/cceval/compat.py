@@ -31,7 +31,7 @@ from benchsmith.evaluate.cceval.common import (
     exact_match,
     identifier_match,
     keywords,
-    new_parser,
+    parser,
 )
 
 IDENTIFIER_RE = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
@@ -92,7 +92,7 @@ class PythonStatementCutter:
     """``get_python_one_statement`` of the released scorer, parsing only at newline candidates."""
 
     def __init__(self) -> None:
-        self._parser = new_parser(Language.PYTHON)
+        self._parser = parser(Language.PYTHON)
 
     def cut(self, prompt: str, completion: str) -> str:
         try:

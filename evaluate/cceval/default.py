@@ -46,7 +46,7 @@ from benchsmith.evaluate.cceval.common import (
     analyzer_class,
     exact_match,
     identifier_match,
-    new_parser,
+    parser,
     ts_language,
 )
 
@@ -112,11 +112,6 @@ class Processed:
     text: str  # kept completion with comments removed
     before_comments: str  # kept completion (diagnostic)
     identifiers: tuple[str, ...]  # a tuple: Processed objects are cached and shared
-
-
-@functools.lru_cache(maxsize=None)
-def _parser(language: Language):
-    return new_parser(language)
 
 
 def _leaves(node, start: int, end: int):
@@ -186,10 +181,10 @@ def _python_cut(prompt_b: bytes, comp_b: bytes, root, language: Language) -> int
         return _line_end(comp_b, end - c)
     # The full text does not delimit the statement (e.g. later lines are broken): try prefixes ending at a
     # newline, first to last, with the same criterion.
-    parser = _parser(language)
+    tree_parser = parser(language)
     pos = comp_b.find(b"\n", 1)
     while pos >= 0:
-        tree = parser.parse(prompt_b + comp_b[:pos])
+        tree = tree_parser.parse(prompt_b + comp_b[:pos])
         end = _python_statement_end(tree.root_node, c)
         if end is not None and c < end <= c + pos:
             return _line_end(comp_b, end - c)
@@ -296,7 +291,7 @@ def process(prompt: str, completion: str, language: Language, truncate: bool) ->
     text_b = prompt_b + comp_b
     c = len(prompt_b)
     r = rules(language)
-    root = _parser(language).parse(text_b).root_node
+    root = parser(language).parse(text_b).root_node
     if truncate:
         if r.terminators is None:
             rel = _python_cut(prompt_b, comp_b, root, language)

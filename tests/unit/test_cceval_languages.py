@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.analyzers import registry
-from benchsmith.builders.cceval.examples import parser_for, statement_end
+from benchsmith.builders.cceval.examples import statement_end
 from benchsmith.evaluate.cceval import default
 from benchsmith.evaluate.cceval.scoring import Language, Mode, describe, score_example
 from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
@@ -173,7 +173,7 @@ def test_an_exact_copy_of_a_built_groundtruth_matches(language: Language, text: 
     rules) and the rest of the file as the prediction: the scorer keeps the groundtruth's lines, so it matches."""
     cls = registry()[language.value]
     data = text.encode()
-    tree = parser_for(cls, "f").parse(data)
+    tree = cls.parser_for("f").parse(data)
     kinds = default.rules(language).identifier_types
     checked = 0
     stack = [tree.root_node]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from benchsmith.analyzers import get_analyzer
-from benchsmith.builders.cceval.examples import ExampleCutter, TextIndex, groundtruth_cut, parser_for, statement_end
+from benchsmith.builders.cceval.examples import ExampleCutter, groundtruth_cut, statement_end
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import DropLedger
 from benchsmith.records import CrossFileRef
+from benchsmith.text_positions import TextPositions
 
 
 def cut(lang: str, text: str, marker: str = "@") -> str:
@@ -16,9 +17,9 @@ def cut(lang: str, text: str, marker: str = "@") -> str:
     cursor = text.index(marker)
     text = text.replace(marker, "", 1)
     analyzer = get_analyzer(lang)
-    idx = TextIndex(text)
-    tree = parser_for(analyzer).parse(idx.data)
-    res = statement_end(tree, idx.data, idx.to_byte(cursor), analyzer.statement_terminators)
+    idx, data = TextPositions(text), text.encode("utf-8")
+    tree = analyzer.parser_for().parse(data)
+    res = statement_end(tree, data, idx.to_byte(cursor), analyzer.statement_terminators)
     assert res is not None
     return text[cursor : idx.to_char(res.end_byte)]
 
@@ -102,9 +103,9 @@ def full_cut(lang: str, text: str, marker: str = "§", path: str = "f") -> str:
     cursor = text.index(marker)
     text = text.replace(marker, "", 1)
     analyzer = get_analyzer(lang)
-    idx = TextIndex(text)
-    tree = parser_for(analyzer, path).parse(idx.data)
-    res = groundtruth_cut(analyzer, tree, idx.data, idx.to_byte(cursor))
+    idx, data = TextPositions(text), text.encode("utf-8")
+    tree = analyzer.parser_for(path).parse(data)
+    res = groundtruth_cut(analyzer, tree, data, idx.to_byte(cursor))
     assert res is not None
     return text[cursor : idx.to_char(res.end_byte)]
 

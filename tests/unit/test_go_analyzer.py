@@ -11,7 +11,7 @@ import pytest
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.analyzers.go import (GoAnalyzer, char_column, ignored_dir, module_path, package_paths,
                                      parse_driver_output, scan_file, stub_file)
-from benchsmith.builders.cceval.examples import ExampleCutter, parser_for, statement_end
+from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import CrossFileRef, Reason
 
@@ -122,7 +122,7 @@ def test_byte_columns_become_character_columns():
 
 def _cut(text: str, at: str) -> str:
     data = text.encode("utf-8")
-    tree = parser_for(GoAnalyzer, "x.go").parse(data)
+    tree = GoAnalyzer.parser_for("x.go").parse(data)
     cursor = data.index(at.encode())
     cut = statement_end(tree, data, cursor, GoAnalyzer.statement_terminators, GoAnalyzer.line_end_terminators)
     assert cut is not None
@@ -147,7 +147,7 @@ def test_other_languages_keep_the_plain_brace_rule():
     java = get_analyzer("java")
     assert java.line_end_terminators == frozenset()
     data = b"class A { void f() { int v = x.call(1,\n 2)\n ; } }"
-    tree = parser_for(java, "A.java").parse(data)
+    tree = java.parser_for("A.java").parse(data)
     cursor = data.index(b"call")
     cut = statement_end(tree, data, cursor, java.statement_terminators, java.line_end_terminators)
     assert data[cursor:cut.end_byte] == b"call(1,\n 2)\n ;"

@@ -315,10 +315,11 @@ def test_go_line_directives_are_blanked_in_place():
 
 
 def test_a_use_whose_position_does_not_hold_its_name_is_a_reason_not_silence():
-    """_to_ref on a diagnostic shaped like pylint's E1101 for a stub (the message pylint writes, positions given
+    """to_ref on a diagnostic shaped like pylint's E1101 for a stub (the message pylint writes, positions given
     by hand): where the text holds the member it is a ref, where it does not it is a recorded reason."""
     from benchsmith.analyzers.base import Diagnostic
-    from benchsmith.analyzers.python import Binding, FileStubs, ModuleIndex, PythonAnalyzer
+    from benchsmith.analyzers.python import Binding, FileStubs, ModuleIndex
+    from benchsmith.analyzers.python.attribution import to_ref
     from benchsmith.files import SourceFile
 
     files = [SourceFile("pkg/__init__.py", ""), SourceFile("pkg/a.py", "class Box:\n    pass\n"),
@@ -327,9 +328,9 @@ def test_a_use_whose_position_does_not_hold_its_name_is_a_reason_not_silence():
     stubs = FileStubs("pkg/b.py", "", [], {"a": [Binding("a", "pkg.a", "pkg/a.py")]})
     lines = python_lines(files[2].text)
     msg = "Class 'a' has no 'Box' member"
-    good = PythonAnalyzer._to_ref(Diagnostic("pkg/b.py", 1, 4, "E1101", msg, 1, 13), stubs, index, lines)
+    good = to_ref(Diagnostic("pkg/b.py", 1, 4, "E1101", msg, 1, 13), stubs, index, lines)
     assert good.symbol == "Box" and (good.line, good.column) == (1, 10)
-    moved = PythonAnalyzer._to_ref(Diagnostic("pkg/b.py", 1, 4, "E1101", msg, 1, 12), stubs, index, lines)
+    moved = to_ref(Diagnostic("pkg/b.py", 1, 4, "E1101", msg, 1, 12), stubs, index, lines)
     assert isinstance(moved, str) and "does not hold 'Box'" in moved
 
 

@@ -14,7 +14,7 @@ from benchsmith.analyzers import get_analyzer, registry
 from benchsmith.analyzers.base import AnalyzerOptions
 from benchsmith.analyzers.javascript import JavaScriptAnalyzer
 from benchsmith.analyzers.typescript import TSC_ENV, TypeScriptAnalyzer
-from benchsmith.builders.cceval.examples import ExampleCutter, parser_for, statement_end
+from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import CrossFileRef, Reason
 
@@ -81,7 +81,7 @@ def test_semicolon_free_statements_end_with_their_node():
     js = JavaScriptAnalyzer
     src = (b"const d = geo.dist(a,\n  b)\nconst s = Shape\n  .unit()\nif (geo.ok) { f() }\nlet x = geo.x; let y = 1\n"
            b"items.map(function () {\n  return geo.y // note\n})\n")
-    tree = parser_for(js, "x.js").parse(src)
+    tree = js.parser_for("x.js").parse(src)
 
     def cut(at: bytes) -> bytes:
         c = src.index(at)

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from benchsmith.analyzers import Analyzer, registry
-from benchsmith.builders.cceval.examples import parser_for
 from benchsmith.containers import IMAGES
 from benchsmith.runner import repo_root
 
@@ -54,7 +53,7 @@ def test_grammar_loads_and_is_a_core_dependency(language):
     assert cls.ts_language() is not None
     for ext in cls.extensions:
         assert cls.ts_language_for(f"x{ext}") is not None
-        assert parser_for(cls, f"x{ext}").parse(b"\n").root_node is not None
+        assert cls.parser_for(f"x{ext}").parse(b"\n").root_node is not None
     dists = packages_distributions().get(cls.grammar_module, [])
     assert dists, f"{cls.grammar_module} comes from no installed distribution"
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
@@ -71,7 +70,7 @@ def test_fixtures_hold_source_files_the_grammar_parses(language):
     assert sources, f"tests/fixtures/{language}/ has no {'/'.join(cls.extensions)} file"
     # fixtures also hold deliberately broken files; most must parse, or the grammar is the wrong one
     clean = [p for p in sources
-             if not parser_for(cls, p.name).parse(p.read_bytes()).root_node.has_error]
+             if not cls.parser_for(p.name).parse(p.read_bytes()).root_node.has_error]
     assert len(clean) >= max(1, len(sources) // 2), (language, len(clean), len(sources))
 
 
