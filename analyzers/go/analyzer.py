@@ -3,7 +3,6 @@ runs: building the type checker once per Go release into the cache, and one type
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
-from benchsmith.analyzers.common import cache_dir
+from benchsmith.analyzers.driver_cache import build_once
 from benchsmith.analyzers.go.attribute import Declaring, NotInRepository, go_ref
 from benchsmith.analyzers.go.driver import (DRIVER_NAME, GOARCH, GOOS, GoMessage, GoRun, driver_file, go_env,
                                             parse_driver_output)
@@ -274,43 +273,23 @@ class GoAnalyzer(Analyzer[GoPlan, GoRun, GoFound]):
         """Build the driver once per Go release (and image) into the cache; ``workdir`` if the cache is not
         writable."""
         container = self.options.backend is not Backend.LOCAL
-        version = self.tool_versions().get("go_image" if container else "go", "unknown")
-        main_go, go_mod = driver_file("main.go"), driver_file("go.mod")
-        key = hashlib.sha256((main_go + go_mod + version).encode()).hexdigest()[:16]
-        for base in (cache_dir() / "go-driver", workdir / "go-driver"):
-            target = base / key
-            if (target / DRIVER_NAME).is_file():
-                return target, ""
-            try:
-                tmp = base / f"{key}.tmp{os.getpid()}"
-                shutil.rmtree(tmp, ignore_errors=True)
-                (tmp / "src").mkdir(parents=True)
-                (tmp / "out").mkdir()
-                (tmp / "src" / "main.go").write_text(main_go, encoding="utf-8")
-                (tmp / "src" / "go.mod").write_text(go_mod, encoding="utf-8")
-            except OSError:
-                continue
+
+        def build(tmp: Path) -> str:
             spec = self.container([Mount(str(tmp), "/bs/driver", writable=True)], "/bs/driver/src")
             root = "/bs/driver" if spec else str(tmp)
             env = go_env(f"{root}/home", f"{root}/gocache")
             res = run([self.go, "build", "-o", f"{root}/out/{DRIVER_NAME}", "."], cwd=None if spec else tmp / "src",
                       env=env, timeout=max(120.0, min(self.options.timeout, 600.0)), container=spec,
                       inherit_env=False, confine=None if spec else self.confinement(write=(tmp,)))
-            if not (tmp / "out" / DRIVER_NAME).is_file():
-                shutil.rmtree(tmp, ignore_errors=True)
-                if spec is not None and res.returncode == 125:
-                    raise ToolMissing(f"{spec.engine.value} could not run {spec.image}: "
-                                      f"{res.stderr.strip()[-300:]} (build it: `make images`)")
-                return None, f"could not build the Go type checker: {(res.stderr or res.stdout).strip()[-400:]}"
-            try:
-                os.replace(tmp / "out", target)
-            except OSError:
-                if not (target / DRIVER_NAME).is_file():
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    return None, "could not install the Go type checker"
-            shutil.rmtree(tmp, ignore_errors=True)
-            return target, ""
-        return None, "no writable directory for the Go type checker"
+            if spec is not None and res.returncode == 125 and not (tmp / "out" / DRIVER_NAME).is_file():
+                raise ToolMissing(f"{spec.engine.value} could not run {spec.image}: "
+                                  f"{res.stderr.strip()[-300:]} (build it: `make images`)")
+            return f"could not build the Go type checker: {(res.stderr or res.stdout).strip()[-400:]}"
+
+        return build_once("go-driver", "the Go type checker",
+                          {"main.go": driver_file("main.go"), "go.mod": driver_file("go.mod")},
+                          self.tool_versions().get("go_image" if container else "go", "unknown"), DRIVER_NAME,
+                          workdir, build)
 
     def _check(self, tree: Path, files: list[str], packages: dict[str, str], driver: Path,
                workdir: Path, tag: str) -> tuple[GoRun | None, Reason | None, str]:

@@ -3,15 +3,14 @@ compiling the driver once per JDK into the cache, and one driver run per tree.""
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
-from benchsmith.analyzers.common import cache_dir, utf8_env
+from benchsmith.analyzers.common import utf8_env
+from benchsmith.analyzers.driver_cache import build_once
 from benchsmith.analyzers.java.attribute import javac_ref
 from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic, JavacRun,
                                               driver_source, parse_driver_output)
@@ -191,36 +190,17 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
     # -- the javac processes ---------------------------------------------------------------------------------
     def _driver_dir(self, workdir: Path) -> tuple[Path | None, str]:
         """Compile the driver once per JDK into the cache (falls back to ``workdir`` if the cache is read-only)."""
-        version = self.tool_versions().get("javac", "unknown")
-        source = driver_source()
-        key = hashlib.sha256((source + version).encode()).hexdigest()[:16]
-        for base in (cache_dir() / "javac-driver", workdir / "javac-driver"):
-            target = base / key
-            if (target / f"{DRIVER_CLASS}.class").is_file():
-                return target, ""
-            try:
-                tmp = base / f"{key}.tmp{os.getpid()}"
-                shutil.rmtree(tmp, ignore_errors=True)
-                (tmp / "src").mkdir(parents=True)
-                (tmp / "src" / f"{DRIVER_CLASS}.java").write_text(source, encoding="utf-8")
-            except OSError:
-                continue
+
+        def compile_(tmp: Path) -> str:
             container = self.container([Mount(str(tmp), "/bs/driver", writable=True)], "/bs/driver")
             root = "/bs/driver" if container else str(tmp)
             res = run([self.javac, "-nowarn", "-d", f"{root}/out", f"{root}/src/{DRIVER_CLASS}.java"],
                       env=utf8_env(), timeout=max(60.0, min(self.options.timeout, 300.0)), container=container,
                       confine=None if container else self.confinement(write=(tmp,)))
-            if not (tmp / "out" / f"{DRIVER_CLASS}.class").is_file():
-                shutil.rmtree(tmp, ignore_errors=True)
-                return None, f"could not compile the javac driver: {(res.stderr or res.stdout).strip()[-300:]}"
-            try:
-                os.replace(tmp / "out", target)
-            except OSError:
-                if not (target / f"{DRIVER_CLASS}.class").is_file():
-                    return None, "could not install the javac driver"
-            shutil.rmtree(tmp, ignore_errors=True)
-            return target, ""
-        return None, "no writable directory for the javac driver"
+            return f"could not compile the javac driver: {(res.stderr or res.stdout).strip()[-300:]}"
+
+        return build_once("javac-driver", "the javac driver", {f"{DRIVER_CLASS}.java": driver_source()},
+                          self.tool_versions().get("javac", "unknown"), f"{DRIVER_CLASS}.class", workdir, compile_)
 
     def _javac(self, tree: Path, files: list[str], driver: Path, listfile: Path) -> tuple[JavacRun | None, str]:
         listfile.write_text("".join(f + "\n" for f in files), encoding="utf-8")
