@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from benchsmith.analyzers.common import Insertions, apply_insertions
 from benchsmith.analyzers.java.scan import JavaFileInfo, JavaIndex, JavaType
 
+
 @dataclass
 class JavaStubs:
     path: str
