@@ -54,7 +54,7 @@ from typing import Iterable
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, skip_type_args, strip_generics
 from benchsmith.analyzers.base import ByteChars
 from benchsmith.analyzers.common import Insertions, apply_insertions, skip_trivia, tree_has_errors, utf8_env, walk
-from benchsmith.analyzers.java import Utf16Index
+from benchsmith.text_positions import utf16_to_char
 from benchsmith.analyzers.csharp_copy import Prepared, prepare
 from benchsmith.analyzers.csharp_preprocess import preprocess
 from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX
@@ -827,7 +827,7 @@ def _offset(text: str, line: int, col: int) -> int | None:
     if _ASTRAL.search(text, start, starts[line] - 1 if line < len(starts) else len(text)) is None:
         return start + max(0, col - 1)  # no two-unit characters on the line: UTF-16 units are characters
     end = starts[line] - 1 if line < len(starts) else len(text)
-    return start + Utf16Index(text[start:end]).to_char(max(0, col - 1))
+    return start + utf16_to_char(text[start:end], max(0, col - 1))
 
 
 _STARTS_CACHE: dict[int, tuple[str, list[int]]] = {}

@@ -14,6 +14,7 @@ import re
 from typing import Pattern
 
 _NEWLINE = re.compile("\n")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def byte_col_to_char(line_text: str, byte_col: int) -> int:
@@ -60,6 +61,7 @@ class TextPositions:
             self.starts = [0] + [m.end() for m in matches]
             self.ends = [m.start() for m in matches] + [len(text)]
         self._byte_starts: list[int] | None = None
+        self._astral_units: list[int] | None = None
 
     # -- lines ----------------------------------------------------------------------------------------------------
     def line_count(self) -> int:
@@ -113,6 +115,19 @@ class TextPositions:
         if left < 0:  # the column points inside a surrogate pair
             return None
         return None if within_line else off + left
+
+    def utf16_to_char(self, unit: int) -> int:
+        """``utf16_to_char(self.text, unit)`` for an offset into the whole text (javac's positions), in O(log n)
+        after one pass: the UTF-16 start of every astral character is found once."""
+        if self.ascii:
+            return unit
+        if self._astral_units is None:
+            self._astral_units = [m.start() + k for k, m in enumerate(_ASTRAL.finditer(self.text))]
+        if unit <= 0 or not self._astral_units:
+            return unit
+        # each astral character before ``unit`` took two units for one character; one starting at ``unit - 1``
+        # (``unit`` falls inside it) is not subtracted, so the offset rounds up past it as ``utf16_to_char`` does
+        return unit - bisect.bisect_left(self._astral_units, unit - 1)
 
     # -- bytes ----------------------------------------------------------------------------------------------------
     def _bytes(self) -> list[int]:

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.analyzers.go import (GoAnalyzer, char_column, ignored_dir, module_path, package_paths,
-                                     parse_driver_output, scan_file, stub_file)
+from benchsmith.analyzers.go import (GoAnalyzer, ignored_dir, module_path, package_paths, parse_driver_output,
+                                     scan_file, stub_file)
 from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import CrossFileRef, Reason
+from benchsmith.text_positions import byte_col_to_char
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "go" / "basic"
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go not on PATH (run scripts/setup_toolchains.sh)")
@@ -113,8 +114,9 @@ def test_driver_output_parsing():
 
 
 def test_byte_columns_become_character_columns():
-    assert char_column('\ts := "héllo"; x.F', 18) == 16
-    assert char_column("abc", 1) == 0
+    # go/types columns are 1-based UTF-8 byte columns; the analyzer converts them with byte_col_to_char
+    assert byte_col_to_char('\ts := "héllo"; x.F', 18 - 1) == 16
+    assert byte_col_to_char("abc", 1 - 1) == 0
 
 
 # -- statement cuts (automatic semicolons) --------------------------------------------------------------------
@@ -206,6 +208,24 @@ def test_fixture_module_references(tmp_path):
     assert res.stats["ignored_files"] == 2
     assert res.stats["diagnostics_on_stub_lines"] >= 2  # shapes.go and circle.go both stub `geom`
     assert [(e.item_id, e.reason) for e in res.exclusions] == [("fixture/broken/broken.go", Reason.SYNTAX_ERROR)]
+
+
+@needs_go
+def test_checker_is_package_data_and_its_source_keys_the_cache(tmp_path, monkeypatch):
+    from benchsmith.analyzers.go.driver import driver_file
+
+    main_go = driver_file("main.go")
+    assert main_go.startswith("// benchsmith's Go type checker") and driver_file("go.mod").startswith("module ")
+    monkeypatch.setenv("BENCHSMITH_CACHE", str(tmp_path / "cache"))
+    analyzer = GoAnalyzer()
+    first, err = analyzer._driver(tmp_path / "w0")
+    assert first is not None and (first / "benchsmith-gotype").is_file(), err
+    assert analyzer._driver(tmp_path / "w1")[0] == first  # built once, then found in the cache
+    # an edited checker is never taken from the cache: it is built again (here it does not compile)
+    monkeypatch.setattr("benchsmith.analyzers.go.analyzer.driver_file",
+                        lambda name: main_go + "\nfunc broken( {\n" if name == "main.go" else driver_file(name))
+    second, err = analyzer._driver(tmp_path / "w2")
+    assert second is None and "could not build the Go type checker" in err
 
 
 @needs_go

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from pathlib import Path
 
 import pytest
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.analyzers.java import (Insertions, JavaIndex, LineIndex, Utf16Index, location_type,
-                                       parse_driver_output, plan_stubs, scan_java)
+from benchsmith.analyzers.common import Insertions
+from benchsmith.analyzers.java import JavaIndex, location_type, parse_driver_output, plan_stubs, scan_java
+from benchsmith.analyzers.java.driver import driver_source
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import Reason
+from benchsmith.text_positions import TextPositions, utf16_to_char
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "java"
 needs_javac = pytest.mark.skipif(shutil.which("javac") is None or shutil.which("java") is None,
@@ -55,12 +56,15 @@ def test_location_type_of_variables_and_generics():
 
 
 def test_utf16_offsets_map_to_characters():
-    text = 'a"😀"b😀c'
-    idx = Utf16Index(text)
+    text = 'a"😀"b😀c é'
+    idx = TextPositions(text)
     # 'b' is character 4 but UTF-16 unit 5 (the emoji takes two units)
-    assert text[idx.to_char(5)] == "b"
-    assert text[idx.to_char(8)] == "c"
-    assert Utf16Index("plain").to_char(3) == 3
+    assert text[idx.utf16_to_char(5)] == "b"
+    assert text[idx.utf16_to_char(8)] == "c"
+    assert TextPositions("plain").utf16_to_char(3) == 3
+    # the whole-text lookup javac's offsets go through agrees with the one-off conversion everywhere, a unit
+    # inside a surrogate pair and past the end included
+    assert [idx.utf16_to_char(u) for u in range(-1, 16)] == [utf16_to_char(text, u) for u in range(-1, 16)]
 
 
 def test_insertions_map_back_and_hide_stub_text():
@@ -98,7 +102,7 @@ def test_stubs_are_nested_on_the_closing_line_and_skip_local_names():
 
 
 def test_line_index_splits_on_newline_only():
-    idx = LineIndex("a\r\nb\u2028c\nd")
+    idx = TextPositions("a\r\nb\u2028c\nd")
     assert idx.position(3) == (1, 0)
     assert idx.position(7) == (2, 0)  # U+2028 is not a line break for the example builder
 
@@ -137,6 +141,21 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
     uni = next(r for r in res.refs if r.file.endswith("Möde.java"))
     assert texts[uni.file].text.split("\n")[uni.line][uni.column:].startswith("LIMIT;")
     assert res.tool_versions.get("javac", "").startswith("17") or res.tool_versions.get("javac")
+
+
+@needs_javac
+def test_driver_is_package_data_and_its_source_keys_the_cache(tmp_path, monkeypatch):
+    source = driver_source()
+    assert "public final class BenchsmithJavac" in source
+    monkeypatch.setenv("BENCHSMITH_CACHE", str(tmp_path / "cache"))
+    analyzer = get_analyzer("java")
+    first, err = analyzer._driver_dir(tmp_path / "w0")
+    assert first is not None and (first / "BenchsmithJavac.class").is_file(), err
+    assert analyzer._driver_dir(tmp_path / "w1")[0] == first  # compiled once, then found in the cache
+    # an edited driver is compiled again, into a directory of its own
+    monkeypatch.setattr("benchsmith.analyzers.java.analyzer.driver_source", lambda: source + "// edited\n")
+    second, err = analyzer._driver_dir(tmp_path / "w2")
+    assert second is not None and second != first and second.parent == first.parent, err
 
 
 @needs_javac

@@ -1,0 +1,3 @@
+module benchsmith.invalid/gotype
+
+go 1.18
