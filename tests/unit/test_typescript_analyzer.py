@@ -347,3 +347,18 @@ def test_read_configs_does_not_follow_symlinks(tmp_path):
     repo.mkdir()
     (repo / "tsconfig.json").symlink_to(outside)
     assert TypeScriptAnalyzer.read_configs(repo) == {}
+
+
+def test_every_stubbed_file_broken_for_tsc_is_recorded_not_a_crash(tmp_path):
+    # tree-sitter reads `08` as a number; tsc's scanner rejects it (TS1489), so the only file with project imports
+    # leaves the compile and there is no stubbed tree to compile (this used to raise AttributeError).
+    _require_tsc()
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "b.ts").write_text("export class B { m(): number { return 1; } }\n", encoding="utf-8")
+    (repo / "src" / "a.ts").write_text("import { B } from './b';\nexport const y = new B().m();\nlet x = 08;\n",
+                                       encoding="utf-8")
+    result, _ = _analyze(repo, tmp_path)
+    assert not result.refs
+    assert [(e.item_id, e.reason) for e in result.exclusions] == [("fixture/src/a.ts", Reason.SYNTAX_ERROR)]
+    assert result.stats["compiled_files"] == 1 and result.stats["refs"] == 0
