@@ -206,6 +206,7 @@ def string_value(node) -> str | None:
 def node_text(node) -> str | None:
     return node.text.decode("utf-8", errors="replace") if node is not None else None
 
+
 def _first_error(node):
     if node.type == "ERROR" or node.is_missing:
         return node
