@@ -1,6 +1,6 @@
 """JavaScript: the TypeScript analyzer with the compiler in JavaScript mode (``allowJs``, ``checkJs``).
 
-Everything but the settings below is the TypeScript analyzer's (``analyzers/typescript.py``): the same pinned
+Everything but the settings below is the TypeScript analyzer's (the ``analyzers/typescript/`` package): the same pinned
 ``tsc``, the same two batched compiles (original tree, stubbed tree), the same diff of member/name/arity
 diagnostics.  What differs for JavaScript:
 
@@ -22,13 +22,40 @@ diagnostics.  What differs for JavaScript:
 from __future__ import annotations
 
 import re
-from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from benchsmith.analyzers.base import AnalysisResult
-from benchsmith.analyzers.typescript import FileInfo, Plan, TscMessage, TypeScriptAnalyzer, _name
-from benchsmith.files import RepoSnapshot
+from benchsmith.analyzers.typescript import FileInfo, Plan, TypeScriptAnalyzer
+from benchsmith.analyzers.typescript.scan import Scanner, node_text
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+
+
+class JavaScriptScanner(Scanner):
+    def _declare(self, node, info: FileInfo) -> None:
+        """The TypeScript declarations, plus what tree-sitter-javascript spells differently: ``class_heritage``
+        holds the base expression itself (no ``extends_clause``) and class fields are ``field_definition``s."""
+        super()._declare(node, info)
+        if node.type not in ("class_declaration", "class"):
+            return
+        name = node_text(node.child_by_field_name("name"))
+        if not name:
+            return
+        heritage = next((c for c in node.named_children if c.type == "class_heritage"), None)
+        bases: list[tuple[str, str | None]] = []
+        for v in heritage.named_children if heritage is not None else ():
+            if v.type == "identifier":
+                bases.append((node_text(v), None))
+            elif v.type == "member_expression":
+                obj, prop = v.child_by_field_name("object"), v.child_by_field_name("property")
+                if obj is not None and obj.type == "identifier" and prop is not None:
+                    bases.append((node_text(obj), node_text(prop)))
+        if bases and not info.heritage.get(name):
+            info.heritage[name] = bases
+        body = node.child_by_field_name("body")
+        fields = {node_text(c.child_by_field_name("property")) for c in body.named_children
+                  if c.type == "field_definition" and c.child_by_field_name("property") is not None} \
+            if body is not None else set()
+        info.members.setdefault(name, set()).update(f.strip("'\"") for f in fields if f)
 
 
 class JavaScriptAnalyzer(TypeScriptAnalyzer):
@@ -49,6 +76,7 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
     }
     namespace_stubs: ClassVar[bool] = False
     stub_require_calls: ClassVar[bool] = True
+    scanner = JavaScriptScanner
     config_patterns: ClassVar[tuple[str, ...]] = ("jsconfig*.json", "tsconfig*.json")
 
     @classmethod
@@ -65,46 +93,12 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
         })
         return opts
 
-    def _declare(self, node, info: FileInfo) -> None:
-        """The TypeScript declarations, plus what tree-sitter-javascript spells differently: ``class_heritage``
-        holds the base expression itself (no ``extends_clause``) and class fields are ``field_definition``s."""
-        super()._declare(node, info)
-        if node.type not in ("class_declaration", "class"):
-            return
-        name = _name(node.child_by_field_name("name"))
-        if not name:
-            return
-        heritage = next((c for c in node.named_children if c.type == "class_heritage"), None)
-        bases: list[tuple[str, str | None]] = []
-        for v in heritage.named_children if heritage is not None else ():
-            if v.type == "identifier":
-                bases.append((_name(v), None))
-            elif v.type == "member_expression":
-                obj, prop = v.child_by_field_name("object"), v.child_by_field_name("property")
-                if obj is not None and obj.type == "identifier" and prop is not None:
-                    bases.append((_name(obj), _name(prop)))
-        if bases and not info.heritage.get(name):
-            info.heritage[name] = bases
-        body = node.child_by_field_name("body")
-        fields = {_name(c.child_by_field_name("property")) for c in body.named_children
-                  if c.type == "field_definition" and c.child_by_field_name("property") is not None} \
-            if body is not None else set()
-        info.members.setdefault(name, set()).update(f.strip("'\"") for f in fields if f)
-
     # -- defining files of members of plain-object modules ----------------------------------------------------
-    def analyze(self, snapshot: RepoSnapshot, workdir: Path, configs: Mapping[str, str] | None = None) -> AnalysisResult:
-        self._unlocated: list[CrossFileRef] = []
-        result = super().analyze(snapshot, workdir, configs)
-        for r in self._unlocated:
-            result.exclusions.append(Exclusion(
-                f"{snapshot.name}/{r.file}:{r.line + 1}:{r.column + 1}", Stage.ANALYZER,
-                Reason.SYMBOL_NOT_IN_REPOSITORY, f"{r.symbol!r} (via {r.import_name}) is named neither in "
-                f"{r.defining_file} nor in the project files it imports", snapshot.name))
-        return result
-
-    def diff(self, plan: Plan, before: list[TscMessage], after: list[TscMessage]) -> tuple[list[CrossFileRef], dict]:
-        refs, stats = super().diff(plan, before, after)
+    def finish(self, plan: Plan, result: AnalysisResult) -> None:
+        super().finish(plan, result)
+        refs = result.refs
         kept: list[CrossFileRef] = []
+        unlocated: list[CrossFileRef] = []
         moved = 0
         for r in refs:
             text = plan.files[r.defining_file].text if r.defining_file in plan.files else ""
@@ -116,13 +110,18 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
                 continue
             found = self._through_imports(plan, r.defining_file, r.symbol, r.file)
             if found is None:
-                getattr(self, "_unlocated", []).append(r)
+                unlocated.append(r)
                 continue
             r.defining_file = found
             moved += 1
             kept.append(r)
-        stats.update(refs=len(kept), defining_file_via_imports=moved, not_in_repository=len(refs) - len(kept))
-        return kept, stats
+        result.refs = kept
+        result.stats.update(refs=len(kept), defining_file_via_imports=moved, not_in_repository=len(refs) - len(kept))
+        for r in unlocated:
+            result.exclusions.append(Exclusion(
+                f"{plan.repo}/{r.file}:{r.line + 1}:{r.column + 1}", Stage.ANALYZER,
+                Reason.SYMBOL_NOT_IN_REPOSITORY, f"{r.symbol!r} (via {r.import_name}) is named neither in "
+                f"{r.defining_file} nor in the project files it imports", plan.repo))
 
     def _through_imports(self, plan: Plan, start: str | None, symbol: str, exclude: str, depth: int = 3) -> str | None:
         """The first project file (breadth first over imports and re-exports of ``start``) that declares

@@ -26,6 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from benchsmith.analyzers.base import AnalysisResult
 from benchsmith.analyzers.typescript import TypeScriptAnalyzer
 from benchsmith.files import snapshot, write_tree
 from benchsmith.sources import extract_archive
@@ -55,13 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-ts-"))
     try:
         repo = args.repo or rxjs_src(tmp)
-        configs = analyzer.read_configs(repo)
         snap = snapshot(repo, analyzer.extensions, tmp / "snap", repo_name=repo.name)
+        snap.configs = analyzer.read_configs(repo)
         analyzer.tool_versions()  # cached: not part of any timing below
         console.print(f"[bold]{repo}[/]: {len(snap.files)} files, TypeScript {analyzer.tool_versions().get('typescript')}")
 
         # 1. two plain whole-tree tsc runs over the original tree (the floor any two-compile design pays)
-        plan = analyzer.plan(snap, configs)
+        plan = analyzer.plan(snap, tmp / "plan", AnalysisResult())
+        assert plan is not None, "no file imports another: nothing to measure"
         files = sorted(plan.files)
         t0 = time.perf_counter()
         for i in range(2):
@@ -71,12 +73,12 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. batched: the whole analyzer (parse, stub, write the stubbed tree, two compiles, diff)
         t0 = time.perf_counter()
-        result = analyzer.analyze(snap, tmp / "batched", configs=configs)
+        result = analyzer.analyze(snap, tmp / "batched")
         batched = time.perf_counter() - t0
         assert not [e for e in result.exclusions if e.item_id == snap.name], result.exclusions
 
         # 3. per file: one original compile, then one compile per file with only that file stubbed
-        plan = analyzer.plan(snap, configs)
+        plan = analyzer.plan(snap, tmp / "plan", AnalysisResult())
         candidates = sorted(plan.stubbed)
         sample = candidates if args.sample <= 0 else sorted(random.Random(args.seed).sample(
             candidates, min(args.sample, len(candidates))))
@@ -92,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             (scratch / path).write_text(plan.stubbed[path].text, encoding="utf-8", newline="")
             after = analyzer.compile(scratch, files, tmp / "perfile", "one", plan.path_config)
             (scratch / path).write_text(plan.files[path].text, encoding="utf-8", newline="")
-            refs, _ = analyzer.diff(replace(plan, stubbed={path: plan.stubbed[path]}), before.messages, after.messages)
+            one, scratch_result = replace(plan, stubbed={path: plan.stubbed[path]}), AnalysisResult()
+            refs = [ref for found in analyzer.diff(one, before.messages, after.messages, scratch_result)
+                    if (ref := analyzer.attribute(one, found, scratch_result)) is not None]
             per_file_times.append(time.perf_counter() - t0)
             per_file_refs += refs
         mean = sum(per_file_times) / len(per_file_times)

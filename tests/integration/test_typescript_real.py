@@ -60,7 +60,8 @@ def test_rxjs_references(rxjs_src, tmp_path):
     runs = []
     for i in range(2):
         snap = snapshot(rxjs_src, analyzer.extensions, tmp_path / f"snap{i}", repo_name="rxjs")
-        result = analyzer.analyze(snap, tmp_path / f"work{i}", configs=analyzer.read_configs(rxjs_src))
+        snap.configs = analyzer.read_configs(rxjs_src)
+        result = analyzer.analyze(snap, tmp_path / f"work{i}")
         runs.append(result)
     first, second = runs
     assert not [e for e in first.exclusions if e.item_id == "rxjs"], first.exclusions
@@ -132,7 +133,8 @@ def test_container_backend_matches_local(tmp_path):
     for i, options in enumerate((AnalyzerOptions(backend=engine, container_image=tag), AnalyzerOptions())):
         analyzer = TypeScriptAnalyzer(options)
         snap = snapshot(fixture, analyzer.extensions, tmp_path / f"snap{i}", repo_name="fixture")
-        results.append(analyzer.analyze(snap, tmp_path / f"work{i}", configs=analyzer.read_configs(fixture)))
+        snap.configs = analyzer.read_configs(fixture)
+        results.append(analyzer.analyze(snap, tmp_path / f"work{i}"))
     in_container, local = results
     assert not [e for e in in_container.exclusions if e.item_id == "fixture"], in_container.exclusions
     assert in_container.tool_versions == {"tsc_image": tag}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith.analyzers import get_analyzer, registry
-from benchsmith.analyzers.base import AnalyzerOptions
+from benchsmith.analyzers.base import AnalysisResult, AnalyzerOptions
 from benchsmith.analyzers.javascript import JavaScriptAnalyzer
 from benchsmith.analyzers.typescript import TSC_ENV, TypeScriptAnalyzer
 from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
@@ -60,7 +60,7 @@ def test_plan_resolves_es_and_commonjs_imports(tmp_path):
     analyzer = JavaScriptAnalyzer()
     snap = _snap(tmp_path, analyzer)
     assert "node_modules/dep/index.js" not in snap.by_path()
-    plan = analyzer.plan(snap, snap.configs, [])
+    plan = analyzer.plan(snap, tmp_path / "work", AnalysisResult())
     targets = {(path, site.specifier): site.target for path, info in plan.files.items() for site in info.sites}
     assert targets[("src/index.js", "./circle.mjs")] == "src/circle.mjs"  # explicit extension
     assert targets[("src/index.js", "./geo/index.js")] == "src/geo/index.js"

@@ -17,17 +17,11 @@ import pytest
 
 from benchsmith.analyzers import get_analyzer
 from benchsmith.analyzers.base import AnalyzerOptions
-from benchsmith.analyzers.typescript import (
-    TSC_ENV,
-    FileInfo,
-    ModuleResolver,
-    PathConfig,
-    Positions,
-    TypeScriptAnalyzer,
-    merge_path_configs,
-    parse_tsc_output,
-    strip_jsonc,
-)
+from benchsmith.analyzers.typescript import TSC_ENV, FileInfo, TypeScriptAnalyzer
+from benchsmith.analyzers.typescript.positions import FilePositions
+from benchsmith.analyzers.typescript.resolver import ModuleResolver
+from benchsmith.analyzers.typescript.tsc_output import parse_tsc_output
+from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs, strip_jsonc
 from benchsmith.files import snapshot
 from benchsmith.records import Reason
 
@@ -43,7 +37,8 @@ def _require_tsc() -> None:
 def _analyze(repo: Path, work: Path, analyzer: TypeScriptAnalyzer | None = None):
     analyzer = analyzer or TypeScriptAnalyzer()
     snap = snapshot(repo, analyzer.extensions, work / "snap", repo_name="fixture")
-    return analyzer.analyze(snap, work / "work", configs=analyzer.read_configs(repo)), snap
+    snap.configs = analyzer.read_configs(repo)
+    return analyzer.analyze(snap, work / "work"), snap
 
 
 @pytest.fixture(scope="module")
@@ -261,7 +256,7 @@ def test_parse_tsc_output_paths_with_spaces_parens_and_unicode():
 
 def test_positions_utf16_and_typescript_line_breaks():
     text = 'const s = "😀😀"; x.foo;\r\nlet a\u2028= 1; b.bar\n'
-    pos = Positions(text)
+    pos = FilePositions(text)
     off = pos.from_tsc(1, 21)  # tsc: 11 + 4 UTF-16 units for the two emoji + 5, 1-based
     assert text[off:].startswith("foo") and pos.line_col(off) == (0, 18)
     # U+2028 ends a line for tsc but not for '\n'-separated refs
@@ -352,3 +347,18 @@ def test_read_configs_does_not_follow_symlinks(tmp_path):
     repo.mkdir()
     (repo / "tsconfig.json").symlink_to(outside)
     assert TypeScriptAnalyzer.read_configs(repo) == {}
+
+
+def test_every_stubbed_file_broken_for_tsc_is_recorded_not_a_crash(tmp_path):
+    # tree-sitter reads `08` as a number; tsc's scanner rejects it (TS1489), so the only file with project imports
+    # leaves the compile and there is no stubbed tree to compile (this used to raise AttributeError).
+    _require_tsc()
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "b.ts").write_text("export class B { m(): number { return 1; } }\n", encoding="utf-8")
+    (repo / "src" / "a.ts").write_text("import { B } from './b';\nexport const y = new B().m();\nlet x = 08;\n",
+                                       encoding="utf-8")
+    result, _ = _analyze(repo, tmp_path)
+    assert not result.refs
+    assert [(e.item_id, e.reason) for e in result.exclusions] == [("fixture/src/a.ts", Reason.SYNTAX_ERROR)]
+    assert result.stats["compiled_files"] == 1 and result.stats["refs"] == 0

@@ -1,0 +1,32 @@
+"""TypeScript: stub project imports with empty classes, compile both trees once with our own pinned ``tsc``.
+
+Every file's imports of project files (``import {A} from './a'``, ``import A from``, ``import * as ns from``,
+``import type``, ``import R = require(...)``, path-mapped specifiers) are replaced by empty declarations bound to
+the same local names (``stubs``).  Because each file only loses its *own* imports and every importer is stubbed
+too, one stubbed tree serves all files: one ``tsc`` over the original tree, one over the stubbed tree, and the
+diagnostics only the stubbed run has (keyed by file, position and code) are the cross-file references
+(``attribution``).
+
+Toolchain isolation (``compile``): ``tsc`` is the pinned copy installed by ``scripts/setup_toolchains.sh``, run
+with ``node`` directly, an environment and a tsconfig we write.  A repository's tsconfig files are only parsed as
+data for ``paths``/``baseUrl`` (``tsconfig``), read by ``read_configs`` into ``snapshot.configs``.
+
+``.d.ts`` files take part in both compiles (other files import their declarations) but are never stubbed and
+yield no references: they hold no code to complete.  Files tsc cannot parse are recorded (``syntax_error``) and
+left out of both compiles.
+
+The package by job: ``positions`` (tsc's line and UTF-16 numbering), ``tsc_output`` (diagnostic lines and codes),
+``tsconfig`` (JSONC, path configs), ``resolver`` (module resolution), ``scan`` (imports, exports, declarations),
+``stubs`` (stub planning), ``attribution``, ``compile`` (one tsc run), ``analyzer`` (the class on the recipe).
+
+Subclassing (the JavaScript analyzer, ``analyzers/javascript.py``): override the class attributes (language,
+extensions, grammar, resolution extensions, ``namespace_stubs``, ``stub_require_calls``, ``scanner``) and
+``compiler_options``; the rest is shared.
+"""
+
+from benchsmith.analyzers.typescript.analyzer import TypeScriptAnalyzer
+from benchsmith.analyzers.typescript.compile import TSC_ENV
+from benchsmith.analyzers.typescript.model import FileInfo, Plan, StubbedFile
+from benchsmith.analyzers.typescript.tsc_output import TscMessage
+
+__all__ = ["TSC_ENV", "FileInfo", "Plan", "StubbedFile", "TscMessage", "TypeScriptAnalyzer"]

@@ -1,0 +1,266 @@
+"""The TypeScript analyzer on the base recipe: ``plan`` (scan every file, resolve its imports, stub them), ``run``
+our pinned tsc over the original and the stubbed tree, ``diff`` (the diagnostics only the stubbed run has),
+``attribute`` each to a reference, ``finish`` (order and statistics).  The parts live in the modules beside this
+one; this class wires them and holds the settings a subclass (the JavaScript analyzer) changes."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, ClassVar
+
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
+from benchsmith.analyzers.typescript import compile as tsc
+from benchsmith.analyzers.typescript.attribution import reference
+from benchsmith.analyzers.typescript.model import (
+    CompileOutcome, FileInfo, NewDiagnostic, Plan, StubbedFile, Tally,
+)
+from benchsmith.analyzers.typescript.resolver import ModuleResolver
+from benchsmith.analyzers.typescript.scan import Scanner
+from benchsmith.analyzers.typescript.stubs import plan_stubs, stub_file
+from benchsmith.analyzers.typescript.tsc_output import COUNTED_CODES, UNRESOLVED_CODES, TscMessage, syntax_only
+from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs
+from benchsmith.files import RepoSnapshot, read_data_files, write_tree
+from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+from benchsmith.runner import Backend, Mount, ToolMissing, run
+
+
+class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
+    language = "typescript"
+    extensions = (".ts", ".tsx", ".mts", ".cts")
+    grammar_module = "tree_sitter_typescript"
+    grammar_function = "language_typescript"
+    comment_prefix = "//"
+    dockerfile = "tsc.Dockerfile"
+
+    # -- hooks for subclasses (the JavaScript analyzer) --------------------------------------------------------
+    declaration_suffixes: ClassVar[tuple[str, ...]] = (".d.ts", ".d.mts", ".d.cts")
+    # extensions tried for an extensionless specifier, in tsc's order, then for `dir/index`
+    resolution_extensions: ClassVar[tuple[str, ...]] = (".ts", ".tsx", ".d.ts", ".mts", ".d.mts", ".cts", ".d.cts")
+    # a JavaScript extension in a specifier stands for these files (tsc maps './x.js' to x.ts)
+    extension_map: ClassVar[dict[str, tuple[str, ...]]] = {
+        ".js": (".ts", ".tsx", ".d.ts"), ".jsx": (".tsx", ".d.ts"),
+        ".mjs": (".mts", ".d.mts"), ".cjs": (".cts", ".d.cts"),
+    }
+    namespace_stubs: ClassVar[bool] = True  # `namespace X {}` beside each stub class (TypeScript syntax only)
+    stub_require_calls: ClassVar[bool] = False  # also stub `const x = require('./x')` declarations (JavaScript)
+    scanner: ClassVar[type[Scanner]] = Scanner  # reads a file's imports and declarations
+    config_patterns: ClassVar[tuple[str, ...]] = ("tsconfig*.json", "jsconfig*.json")
+    container_tsc: ClassVar[tuple[str, ...]] = ("tsc",)  # the command inside the tsc.Dockerfile image
+    node_heap_mb: ClassVar[int] = 4096
+    address_space_extra: ClassVar[int] = 16 << 30  # V8 reserves its pointer cage and code space up front
+
+    @classmethod
+    def grammar_for(cls, path: str) -> str:
+        """``.tsx`` files need the TSX grammar (JSX and `<T>x` casts parse differently)."""
+        return "language_tsx" if path.endswith(".tsx") else cls.grammar_function
+
+    def compiler_options(self) -> dict[str, Any]:
+        """Our compiler options; nothing here comes from the analysed repository (paths are added separately)."""
+        return tsc.compiler_options()
+
+    def is_declaration(self, path: str) -> bool:
+        return path.endswith(self.declaration_suffixes)
+
+    # -- toolchain -------------------------------------------------------------------------------------------
+    def tsc_path(self) -> Path:
+        return tsc.tsc_path()
+
+    def toolchain_paths(self) -> list[str]:
+        return tsc.package_dirs(self.tsc_path())
+
+    def tool_versions(self) -> dict[str, str]:
+        if self.options.backend is not Backend.LOCAL:
+            # the image's tag hashes its Dockerfile, which pins the TypeScript release
+            from benchsmith.containers import image_tag
+
+            return {"tsc_image": self.options.container_image or image_tag(self.dockerfile)}
+        out: dict[str, str] = {}
+        version = tsc.typescript_version(self.tsc_path())
+        if version is not None:
+            out["typescript"] = version
+        node = shutil.which("node")
+        if node:
+            out["node"] = tsc.node_version(node)
+        return out
+
+    def compile(self, tree: Path, files: list[str], workdir: Path, tag: str, path_config: PathConfig) -> CompileOutcome:
+        """One tsc run over ``files`` of ``tree`` with our tsconfig (written under ``workdir``)."""
+        cfg_dir = workdir / f"tsconfig-{tag}"
+        cfg_dir.mkdir(parents=True, exist_ok=True)
+        container = self.container([Mount(str(tree), "/work/tree"), Mount(str(cfg_dir), "/work/cfg")], "/work/tree")
+        tree_ref = "/work/tree" if container else str(tree.resolve())
+        cfg_ref = "/work/cfg/tsconfig.json" if container else str((cfg_dir / "tsconfig.json").resolve())
+        config = tsc.tsconfig(self.compiler_options(), tree_ref, files, path_config)
+        (cfg_dir / "tsconfig.json").write_text(json.dumps(config, indent=1, sort_keys=True), encoding="utf-8")
+        argv = (list(self.container_tsc) if container else tsc.local_argv(self.tsc_path(), self.node_heap_mb)) + \
+            ["-p", cfg_ref, "--pretty", "false"]
+        env = {"HOME": "/tmp" if container else str(workdir), "LANG": "C.UTF-8", "NODE_OPTIONS": ""}
+        conf = None if container else self.confinement(read=(tree, cfg_dir), scratch=(workdir,))
+        res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
+                  container=container, inherit_env=False, confine=conf)
+        return tsc.outcome(res, files, container, self.options.timeout)
+
+    # -- reading a repository (its configuration as data, its files) -----------------------------------------
+    @classmethod
+    def read_configs(cls, repo: str | os.PathLike, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
+        """``{relative path: text}`` of the repository's tsconfig/jsconfig files, read without following
+        symlinks; stored as ``snapshot.configs`` so ``paths``/``baseUrl`` are honoured."""
+        return read_data_files(repo, lambda name: any(fnmatch.fnmatchcase(name, p) for p in cls.config_patterns),
+                               max_bytes=max_bytes, max_files=max_files)
+
+    def file_info(self, path: str, text: str) -> FileInfo:
+        return self.scanner(self.stub_require_calls).scan(path, text, self.is_declaration(path), self.parser_for(path))
+
+    def stub_file(self, info: FileInfo) -> StubbedFile | None:
+        return stub_file(info, self.namespace_stubs)
+
+    def _tree(self, plan: Plan, path: str):
+        """The file's tree-sitter tree, parsed once per file during attribution."""
+        if path not in plan.trees:
+            plan.trees[path] = self.parser_for(path).parse(plan.files[path].text.encode("utf-8"))
+        return plan.trees[path]
+
+    # -- the recipe --------------------------------------------------------------------------------------------
+    def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> Plan | None:
+        """Parse every file, resolve its imports and stub each file that has project imports (files tree-sitter
+        cannot parse are recorded); None when no file imports another."""
+        path_config = merge_path_configs(snapshot.configs or {})
+        files: dict[str, FileInfo] = {}
+        for f in snapshot.files:
+            info = self.file_info(f.path, f.text)
+            files[f.path] = info
+            if info.parse_error and not info.declaration:
+                result.exclusions.append(Exclusion(f"{snapshot.name}/{f.path}", Stage.ANALYZER, Reason.SYNTAX_ERROR,
+                                                   info.parse_error, snapshot.name))
+        resolver = ModuleResolver(files, path_config, self.resolution_extensions, self.extension_map)
+        stubbed = plan_stubs(files, resolver, self.namespace_stubs)
+        plan = Plan(files, stubbed, resolver, path_config, repo=snapshot.name, root=Path(snapshot.root),
+                    workdir=Path(workdir), compiled=sorted(files))
+        result.stats.update(_plan_stats(plan))
+        if path_config.notes:
+            result.stats["config_notes"] = list(path_config.notes)
+        return plan if plan.stubbed else None
+
+    def run(self, plan: Plan, tree: Tree, result: AnalysisResult) -> list[TscMessage] | None:
+        try:
+            out = self._compile_original(plan, result) if tree is Tree.ORIGINAL else self._compile_stubbed(plan)
+        except ToolMissing as exc:
+            result.exclusions.append(Exclusion(plan.repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), plan.repo))
+            return None
+        if out.messages is None:
+            result.exclusions.append(Exclusion(plan.repo, Stage.ANALYZER, out.reason or Reason.TOOL_CRASH,
+                                               f"{tree.value} tree: {out.detail}", plan.repo))
+            return None
+        return out.messages
+
+    def _compile_original(self, plan: Plan, result: AnalysisResult) -> CompileOutcome:
+        """tsc reports no semantic diagnostic once any file has a syntax error: files it cannot parse are taken out
+        (recorded) and the tree compiled again; that retry only costs a parse."""
+        before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config)
+        if tsc.drop_syntax_errors(plan, before.messages, result.exclusions):
+            before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config)
+        plan.original_syntax_errors = syntax_only(before.messages)
+        return before
+
+    def _compile_stubbed(self, plan: Plan) -> CompileOutcome:
+        """One stubbed tree for all files.  A stub that broke a file's syntax (it should not happen) is reverted
+        and the tree compiled again."""
+        if not plan.stubbed:  # every stubbed file was one tsc cannot parse: nothing can differ
+            return CompileOutcome([])
+        stub_tree = plan.workdir / "stubbed"
+        after = CompileOutcome(None)
+        for _ in range(2):
+            if stub_tree.exists():
+                shutil.rmtree(stub_tree)
+            write_tree(stub_tree, {p: (plan.stubbed[p].text if p in plan.stubbed else plan.files[p].text)
+                                   for p in plan.compiled})
+            after = self.compile(stub_tree, plan.compiled, plan.workdir, "stubbed", plan.path_config)
+            reverted = syntax_only(after.messages) - plan.original_syntax_errors
+            if not reverted:
+                break
+            for path in reverted:
+                plan.stubbed.pop(path, None)
+        return after
+
+    def diff(self, plan: Plan, before: list[TscMessage], after: list[TscMessage],
+             result: AnalysisResult) -> list[NewDiagnostic]:
+        """The diagnostics of stubbed files that only the stubbed run has (keyed by file, offset and code), of the
+        codes attribution reads; the others are counted on ``plan.tally``."""
+        result.stats["compiled_files"] = len(plan.compiled)
+        result.stats["global_errors"] = sorted({f"{m.code}: {m.message}" for m in before + after
+                                                if m.file is None})[:5]
+        seen_before: set[tuple[str, int, str]] = set()
+        for m in before:
+            info = plan.files.get(m.file) if m.file else None
+            off = info.positions.from_tsc(m.line, m.column) if info is not None else None
+            if off is None:
+                continue
+            seen_before.add((m.file, off, m.code))
+            if m.code in UNRESOLVED_CODES:
+                for site in info.sites:
+                    if site.start <= off < site.end:
+                        site.unresolved_by_tsc = True
+        plan.tally = tally = Tally()
+        new: list[NewDiagnostic] = []
+        for m in after:
+            stub = plan.stubbed.get(m.file) if m.file else None
+            if stub is None:
+                continue  # a file we did not stub: nothing of its own changed
+            if m.line - 1 in stub.stub_ts_lines:
+                tally.on_stub_lines += 1
+                continue
+            off = plan.files[m.file].positions.from_tsc(m.line, m.column)
+            if off is None or (m.file, off, m.code) in seen_before:
+                continue
+            tally.new += 1
+            tally.by_code[m.code] = tally.by_code.get(m.code, 0) + 1
+            if m.code not in COUNTED_CODES:
+                tally.ignored[m.code] = tally.ignored.get(m.code, 0) + 1
+                continue
+            new.append(NewDiagnostic(m.file, off, m.code, m.message))
+        return new
+
+    def attribute(self, plan: Plan, found: NewDiagnostic, result: AnalysisResult) -> CrossFileRef | None:
+        """The reference, when the diagnostic marks one whose symbol is where it says; the first at a place wins."""
+        info = plan.files[found.file]
+        ref = reference(plan, lambda: self._tree(plan, found.file), found.file, found.offset, found.code,
+                        found.message)
+        if ref is None or not info.text.startswith(ref.symbol, info.positions.line_start(ref.line) + ref.column):
+            plan.tally.unattributed += 1
+            return None
+        place = (ref.file, ref.line, ref.column)
+        if place in plan.tally.places:
+            return None
+        plan.tally.places.add(place)
+        return ref
+
+    def finish(self, plan: Plan, result: AnalysisResult) -> None:
+        super().finish(plan, result)
+        tally = plan.tally
+        result.stats.update({
+            "new_diagnostics": tally.new,
+            "new_diagnostics_by_code": dict(sorted(tally.by_code.items())),
+            "ignored_codes": dict(sorted(tally.ignored.items())),
+            "diagnostics_on_stub_lines": tally.on_stub_lines,
+            "unattributed": tally.unattributed,
+            "unresolved_project_imports": sum(s.unresolved_by_tsc and s.target is not None
+                                              for i in plan.files.values() for s in i.sites),
+            "refs": len(result.refs),
+        })
+
+
+def _plan_stats(plan: Plan) -> dict[str, Any]:
+    sites = [s for i in plan.files.values() for s in i.sites]
+    return {
+        "files": len(plan.files),
+        "declaration_files": sum(i.declaration for i in plan.files.values()),
+        "unparsable_files": sum(bool(i.parse_error) for i in plan.files.values()),
+        "files_with_project_imports": len(plan.stubbed),
+        "project_imports": sum(1 for s in sites if s.target is not None),
+        "external_imports": sum(1 for s in sites if s.target is None),
+    }
+
