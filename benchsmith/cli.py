@@ -7,11 +7,12 @@ imported only to build their parser, and they import heavy libraries (torch, vll
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from types import ModuleType
 from typing import Sequence
 
-from benchsmith.registry import Registry
+from benchsmith.registry import Registry, did_you_mean
 
 # "build cceval" -> its module (``add_arguments`` and ``run``), with its help line as the note.  A module is imported
 # only to build its parser; one whose optional dependency is missing becomes a command that says so.
@@ -34,8 +35,20 @@ COMMANDS: Registry[ModuleType] = Registry("command", {
 })
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the closest choice suggested when a command or a choice is misspelt."""
+
+    _INVALID = re.compile(r"argument .*: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+    def error(self, message: str):  # type: ignore[override]
+        m = self._INVALID.match(message)
+        if m:
+            message += did_you_mean(m["value"], re.findall(r"'([^']*)'", m["choices"]))
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="benchsmith",
         description="Build code-LLM benchmarks (CrossCodeEval, HumanExtension) from real code and evaluate models "
                     "on them.  `build-ccEval ...` is `benchsmith build cceval ...`.")

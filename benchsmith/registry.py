@@ -20,15 +20,19 @@ T = TypeVar("T")
 E = TypeVar("E", bound=StrEnum)
 
 
+def did_you_mean(name: object, known: list[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest known names, or ``""`` when none is close."""
+    close = difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.6) if isinstance(name, str) else []
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
 class UnknownName(KeyError, ValueError):
     """A name no registry entry has; the message names the known ones and the closest matches."""
 
     def __init__(self, kind: str, name: object, known: list[str]) -> None:
         self.kind, self.name, self.known = kind, name, known
         msg = f"unknown {kind} {name!r}; choose from: {', '.join(sorted(known)) or '(none)'}"
-        close = difflib.get_close_matches(str(name).lower(), known, n=3, cutoff=0.6) if isinstance(name, str) else []
-        if close:
-            msg += f" (did you mean {' or '.join(repr(c) for c in close)}?)"
+        msg += did_you_mean(name, known)
         super().__init__(msg)
         self.message = msg
 

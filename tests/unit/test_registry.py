@@ -180,3 +180,19 @@ def test_build_toolchain_backend_flag_and_its_old_spelling():
     new = build_parser().parse_args([*base, "--toolchain-backend", "docker"])
     old = build_parser().parse_args([*base, "--backend", "podman"])
     assert new.toolchain_backend is ToolchainBackend.DOCKER and old.toolchain_backend is ToolchainBackend.PODMAN
+
+
+def test_a_misspelt_command_or_choice_gets_a_suggestion(capsys):
+    from benchsmith.cli import main
+
+    for argv, expected in ((["buidl", "cceval"], "(did you mean 'build'?)"),
+                           (["score", "cceeval"], "(did you mean 'cceval'?)"),
+                           (["build", "cceval", "--lang", "pyton", "--repo", "r", "--output", "o"],
+                            "(did you mean 'python'?)")):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert exit_.value.code == 2 and "invalid choice" in err and err.endswith(expected), err
+    with pytest.raises(SystemExit):
+        main(["build", "cceval", "--lang", "zzzzzz", "--repo", "r", "--output", "o"])
+    assert "did you mean" not in capsys.readouterr().err
