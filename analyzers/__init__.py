@@ -1,38 +1,35 @@
-"""Per-language analyzers.  The registry discovers every ``Analyzer`` subclass defined in a module of this
-package, so a new language is a new module and nothing else."""
+"""Per-language analyzers.  Which class serves which language is one lazy entry per language in
+``benchsmith.languages.ANALYZERS`` (``"python": "benchsmith.analyzers.python:PythonAnalyzer"``): a new language is
+its module (or package) here plus that one line; an analyzer module is imported only when its language is used."""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import lru_cache
-
 from benchsmith.analyzers.base import Analyzer, AnalyzerOptions, AnalysisResult, Diagnostic
+from benchsmith.languages import ANALYZERS
 
-__all__ = ["Analyzer", "AnalyzerOptions", "AnalysisResult", "Diagnostic", "get_analyzer", "registry"]
+__all__ = ["ANALYZERS", "Analyzer", "AnalyzerOptions", "AnalysisResult", "Diagnostic", "analyzer_class",
+           "get_analyzer", "languages", "registry"]
 
 
-@lru_cache(maxsize=None)
+def languages() -> list[str]:
+    """Every language with an analyzer, sorted, without importing any analyzer."""
+    return sorted(ANALYZERS)
+
+
+def analyzer_class(language: str) -> type[Analyzer]:
+    """The analyzer class for ``language`` (or an alias such as ``py``); ``UnknownName`` (a ``KeyError``) names
+    the known languages and the closest match."""
+    cls = ANALYZERS.load(language)
+    if not (isinstance(cls, type) and issubclass(cls, Analyzer)) or cls.language != ANALYZERS.resolve(language):
+        raise TypeError(f"registry entry {ANALYZERS[language]!r} for {language!r} is not an Analyzer "
+                        f"whose language is {ANALYZERS.resolve(language)!r}")
+    return cls
+
+
 def registry() -> dict[str, type[Analyzer]]:
-    found: dict[str, type[Analyzer]] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "base":
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for obj in vars(module).values():
-            if (
-                isinstance(obj, type)
-                and issubclass(obj, Analyzer)
-                and obj is not Analyzer
-                and (obj.__module__ == module.__name__ or obj.__module__.startswith(module.__name__ + "."))
-                and getattr(obj, "language", None)
-            ):
-                found[obj.language] = obj
-    return found
+    """Language -> analyzer class for every language, sorted by name (this imports every analyzer module)."""
+    return {name: analyzer_class(name) for name in languages()}
 
 
 def get_analyzer(language: str, options: AnalyzerOptions | None = None) -> Analyzer:
-    reg = registry()
-    if language not in reg:
-        raise KeyError(f"no analyzer for language {language!r}; available: {', '.join(sorted(reg))}")
-    return reg[language](options)
+    return analyzer_class(language)(options)

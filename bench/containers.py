@@ -3,8 +3,8 @@
 Measures, with the images already built (they are built first if missing; that time is not counted):
 
 1. a whole-repository cross-file build (`benchsmith build cceval --lang python`, i.e. pylint over the original and
-   the stubbed tree) on real PyPI sdists with `--backend local` and with `--backend <engine>`, and checks that
-   both produce byte-identical examples;
+   the stubbed tree) on real PyPI sdists with `--toolchain-backend local` and with `--toolchain-backend <engine>`,
+   and checks that both produce byte-identical examples;
 2. pylint alone over the same tree (one run), local vs container;
 3. the fixed cost of one container start: `<tool> --version` in every image vs on the host.
 
@@ -72,7 +72,7 @@ def build_cceval(sdist: Path, out: Path, backend: str) -> bytes:
     shutil.rmtree(out, ignore_errors=True)
     cli = Path(sys.executable).with_name("benchsmith")
     subprocess.run([str(cli), "build", "cceval", "--lang", "python", "--repo", str(sdist), "--output", str(out),
-                    "--retrievers", "none", "--no-card", "-q", "--workers", "1", "--backend", backend],
+                    "--retrievers", "none", "--no-card", "-q", "--workers", "1", "--toolchain-backend", backend],
                    check=True, capture_output=True)
     return (out / "python" / "line_completion.jsonl").read_bytes()
 

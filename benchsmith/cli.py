@@ -7,25 +7,48 @@ imported only to build their parser, and they import heavy libraries (torch, vll
 from __future__ import annotations
 
 import argparse
-import importlib
+import re
 import sys
+from types import ModuleType
 from typing import Sequence
 
-# (command path, module, help)
-COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
-    (("build", "cceval"), "benchsmith.builders.cceval.cli", "build a CrossCodeEval-style cross-file completion split"),
-    (("build", "humanext"), "benchsmith.builders.humanext.cli", "build HumanExtension prompt variants"),
-    (("generate",), "benchsmith.evaluate.generation.command", "generate completions with vLLM / transformers / HTTP"),
-    (("screen",), "benchsmith.evaluate.screen", "drop examples a model completes from in-file context alone"),
-    (("audit",), "benchsmith.builders.cceval.audit",
-     "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths"),
-    (("score", "cceval"), "benchsmith.evaluate.cceval.command", "score cross-file completions (EM, ES, identifier match)"),
-    (("score", "humanext"), "benchsmith.evaluate.humanext.command", "execute and score HumanExtension predictions"),
-]
+from benchsmith.registry import Registry, did_you_mean
+
+# "build cceval" -> its module (``add_arguments`` and ``run``), with its help line as the note.  A module is imported
+# only to build its parser; one whose optional dependency is missing becomes a command that says so.
+COMMANDS: Registry[ModuleType] = Registry("command", {
+    "build cceval": "benchsmith.builders.cceval.cli",
+    "build humanext": "benchsmith.builders.humanext.cli",
+    "generate": "benchsmith.evaluate.generation.command",
+    "screen": "benchsmith.builders.cceval.model_screen",
+    "audit": "benchsmith.builders.cceval.audit",
+    "score cceval": "benchsmith.evaluate.cceval.command",
+    "score humanext": "benchsmith.evaluate.humanext.command",
+}, notes={
+    "build cceval": "build a CrossCodeEval-style cross-file completion split",
+    "build humanext": "build HumanExtension prompt variants",
+    "generate": "generate completions with vLLM / transformers / HTTP",
+    "screen": "drop examples a model completes from in-file context alone",
+    "audit": "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths",
+    "score cceval": "score cross-file completions (EM, ES, identifier match)",
+    "score humanext": "execute and score HumanExtension predictions",
+})
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with the closest choice suggested when a command or a choice is misspelt."""
+
+    _INVALID = re.compile(r"argument .*: invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)$")
+
+    def error(self, message: str):  # type: ignore[override]
+        m = self._INVALID.match(message)
+        if m:
+            message += did_you_mean(m["value"], re.findall(r"'([^']*)'", m["choices"]))
+        super().error(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="benchsmith",
         description="Build code-LLM benchmarks (CrossCodeEval, HumanExtension) from real code and evaluate models "
                     "on them.  `build-ccEval ...` is `benchsmith build cceval ...`.")
@@ -33,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     top = parser.add_subparsers(dest="command", metavar="COMMAND")
     top.required = True
     groups: dict[str, argparse._SubParsersAction] = {}
-    for path, module, help_text in COMMANDS:
+    for name in COMMANDS:
+        path, help_text = name.split(), COMMANDS.note(name)
         if len(path) == 1:
             sub = top.add_parser(path[0], help=help_text, description=help_text)
         else:
@@ -42,13 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
                 groups[path[0]] = g.add_subparsers(dest=f"{path[0]}_command", metavar="WHAT")
                 groups[path[0]].required = True
             sub = groups[path[0]].add_parser(path[1], help=help_text, description=help_text)
-        _attach(sub, module)
+        _attach(sub, name)
     return parser
 
 
-def _attach(sub: argparse.ArgumentParser, module: str) -> None:
+def _attach(sub: argparse.ArgumentParser, name: str) -> None:
+    module = COMMANDS[name]
     try:
-        mod = importlib.import_module(module)
+        mod = COMMANDS.load(name)
     except ModuleNotFoundError as exc:
         if exc.name and module.startswith(exc.name):
             sub.set_defaults(_run=lambda args, m=module: _unavailable(m))

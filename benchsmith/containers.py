@@ -28,18 +28,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from benchsmith.runner import Backend, ToolMissing, repo_root, run, which
+from benchsmith.registry import Registry
+from benchsmith.runner import ToolchainBackend, ToolMissing, repo_root, run, which
 
 CONTAINERS_DIR = repo_root() / "containers"
 DEFAULT_BASE_IMAGE = "debian:bookworm-slim"
-# Build order matters only for the shared python3 layer: sandbox first, then pylint reuses it from the cache.
-IMAGES: dict[str, str] = {
+# Image name -> its Dockerfile in containers/ (a registry entry that is a file, not ``module:attr``: it is never
+# imported, only looked up).  Build order matters only for the shared python3 layer: sandbox first, then pylint
+# reuses it from the cache.
+IMAGES: Registry[str] = Registry("image", {
     "sandbox": "sandbox.Dockerfile",
     "pylint": "pylint.Dockerfile",
     "javac": "javac.Dockerfile",
     "tsc": "tsc.Dockerfile",
     "csharp": "csharp.Dockerfile",
-}
+})
 CSHARP_COMPILERS = ("mcs", "csc")
 BUILD_TIMEOUT = 1800.0
 PROBE_TIMEOUT = 20.0
@@ -64,7 +67,8 @@ def image_name(dockerfile: str) -> str:
 
 # Any other Dockerfile in containers/ (a new language's toolchain) is an image too, after the ones above.
 for _path in sorted(CONTAINERS_DIR.glob("*.Dockerfile")):
-    IMAGES.setdefault(image_name(_path.name), _path.name)
+    if image_name(_path.name) not in IMAGES:
+        IMAGES.register(image_name(_path.name), _path.name)
 
 
 def image_tag(dockerfile: str, build_args: dict[str, str] | None = None) -> str:
@@ -127,8 +131,7 @@ def host_pylint_requirements() -> str | None:
 
 def build_args_for(name: str, base_image: str | None = None) -> dict[str, str]:
     """The build arguments ``build_all`` passes for image ``name``; ``image_tag`` hashes the same ones."""
-    if name not in IMAGES:
-        raise KeyError(f"no image {name!r}; containers/ has {', '.join(IMAGES)}")
+    name = IMAGES.resolve(name)  # UnknownName (a KeyError) names the images containers/ has
     args = {"BASE_IMAGE": base_image or default_base_image()}
     if name == "pylint":
         pins = host_pylint_requirements()
@@ -139,7 +142,7 @@ def build_args_for(name: str, base_image: str | None = None) -> dict[str, str]:
     return args
 
 
-def _engine_answers(engine: Backend) -> bool:
+def _engine_answers(engine: ToolchainBackend) -> bool:
     exe = which(engine.value)
     if exe is None:
         return False
@@ -150,29 +153,29 @@ def _engine_answers(engine: Backend) -> bool:
     return result.ok
 
 
-def detect_engine(preferred: Backend | str | None = None) -> Backend | None:
+def detect_engine(preferred: ToolchainBackend | str | None = None) -> ToolchainBackend | None:
     """The first container engine whose daemon/runtime actually answers (``<engine> info`` succeeds), or None.
 
     ``preferred`` (or ``BENCHSMITH_CONTAINER_ENGINE``) restricts the search to that engine."""
     choice = preferred or os.environ.get("BENCHSMITH_CONTAINER_ENGINE") or None
     if choice:
-        engine = Backend(str(choice).lower())
-        if engine is Backend.LOCAL:
+        engine = ToolchainBackend(str(choice).lower())
+        if engine is ToolchainBackend.LOCAL:
             raise ValueError("a container engine is docker or podman, not local")
         candidates = [engine]
     else:
-        candidates = [Backend.DOCKER, Backend.PODMAN]
+        candidates = [ToolchainBackend.DOCKER, ToolchainBackend.PODMAN]
     for engine in candidates:
         if _engine_answers(engine):
             return engine
     return None
 
 
-def image_exists(engine: Backend, tag: str) -> bool:
+def image_exists(engine: ToolchainBackend, tag: str) -> bool:
     return run([engine.value, "image", "inspect", tag], timeout=PROBE_TIMEOUT, output_cap=1 << 20).ok
 
 
-def image_size(engine: Backend, tag: str) -> int | None:
+def image_size(engine: ToolchainBackend, tag: str) -> int | None:
     result = run([engine.value, "image", "inspect", "--format", "{{.Size}}", tag], timeout=PROBE_TIMEOUT)
     try:
         return int(result.stdout.strip())
@@ -190,7 +193,7 @@ class BuiltImage:
 
 
 def build_image(
-    engine: Backend, name: str, base_image: str | None = None, *, network: str | None = None
+    engine: ToolchainBackend, name: str, base_image: str | None = None, *, network: str | None = None
 ) -> BuiltImage:
     """Build image ``name`` unless its input-hash tag already exists.  Raises ``BuildError`` with the log tail."""
     dockerfile = IMAGES[name]
@@ -220,7 +223,7 @@ def build_image(
 
 
 def build_all(
-    engine: Backend,
+    engine: ToolchainBackend,
     base_image: str | None = None,
     *,
     names: Sequence[str] | None = None,
@@ -229,10 +232,9 @@ def build_all(
 ) -> dict[str, BuiltImage]:
     """Build every image (or ``names``) on ``base_image``; images whose tag exists are not rebuilt."""
     network = network or os.environ.get("BENCHSMITH_BUILD_NETWORK") or None
+    for name in sorted(set(names or ())):
+        IMAGES.resolve(name)  # UnknownName (a KeyError) names the images containers/ has
     wanted = [n for n in IMAGES if names is None or n in names]
-    unknown = sorted(set(names or ()) - set(IMAGES))
-    if unknown:
-        raise KeyError(f"no image {', '.join(unknown)}; containers/ has {', '.join(IMAGES)}")
     done: dict[str, BuiltImage] = {}
     if not progress:
         for name in wanted:
@@ -254,7 +256,7 @@ def _mib(size: int | None) -> str:
     return "size unknown" if size is None else f"{size / 2**20:.0f} MiB"
 
 
-def _print_table(images: dict[str, BuiltImage], engine: Backend, base: str) -> None:
+def _print_table(images: dict[str, BuiltImage], engine: ToolchainBackend, base: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -271,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchsmith.containers", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the toolchain and sandbox images (skips those already built)")
-    b.add_argument("--engine", choices=[Backend.DOCKER.value, Backend.PODMAN.value])
+    b.add_argument("--engine", choices=[ToolchainBackend.DOCKER.value, ToolchainBackend.PODMAN.value])
     b.add_argument("--base-image", help=f"base image (default: $BENCHSMITH_BASE_IMAGE or {DEFAULT_BASE_IMAGE})")
     b.add_argument("--network", help="network for RUN steps while building (default: $BENCHSMITH_BUILD_NETWORK)")
     b.add_argument("--only", nargs="+", choices=list(IMAGES), help="build only these images")
@@ -279,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t = sub.add_parser("tags", help="print the tag each image has with the current inputs")
     t.add_argument("--base-image")
     e = sub.add_parser("engine", help="print the engine that answers (exit 1 if none)")
-    e.add_argument("--engine", choices=[Backend.DOCKER.value, Backend.PODMAN.value])
+    e.add_argument("--engine", choices=[ToolchainBackend.DOCKER.value, ToolchainBackend.PODMAN.value])
     args = parser.parse_args(argv)
 
     if args.command == "tags":

@@ -14,13 +14,13 @@ SAMPLES = repo_root() / "samples"
 
 
 def _cceval(out: Path, quiet: bool) -> list[tuple[str, int, int]]:
-    from benchsmith.analyzers import registry
     from benchsmith.cli import main
+    from benchsmith.languages import ANALYZERS
 
     rows = []
     for lang_dir in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         lang = lang_dir.name
-        if lang not in registry():
+        if lang not in ANALYZERS:
             continue
         repos = [str(p) for p in sorted(lang_dir.iterdir()) if p.is_dir()]
         if lang == "python":

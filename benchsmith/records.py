@@ -12,30 +12,24 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 from benchsmith.enums import StrEnum
+from benchsmith.languages import ANALYZERS
 
 
-class Language(StrEnum):
-    PYTHON = "python"
-    JAVA = "java"
-    TYPESCRIPT = "typescript"
-    CSHARP = "csharp"
-    JAVASCRIPT = "javascript"
-    GO = "go"
-
+class _LanguageBase(StrEnum):
     @classmethod
     def parse(cls, name: str) -> "Language":
         """A language from its name or a common alias (py, ts, c#, js, golang ...); an error names the known ones."""
         key = name.strip().lower()
-        key = _LANGUAGE_ALIASES.get(key, key)
         try:
-            return cls(key)
+            return cls(ANALYZERS.resolve(key))
         except ValueError:
             known = ", ".join(m.value for m in cls)
             raise ValueError(f"unsupported language {name!r}; benchsmith knows {known}") from None
 
 
-_LANGUAGE_ALIASES = {"py": "python", "ts": "typescript", "c_sharp": "csharp", "c#": "csharp", "cs": "csharp",
-                     "js": "javascript", "golang": "go"}
+# One member per analyzer registry entry (``Language.PYTHON == "python"`` ...), built from the entry names alone:
+# a new language is its registry line, and nothing here imports an analyzer.
+Language = ANALYZERS.enum("Language", _LanguageBase, __name__)
 
 
 class Stage(StrEnum):

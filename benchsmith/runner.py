@@ -5,11 +5,11 @@ timeout after which the *whole group* is killed, capped stdout/stderr (a tool th
 our memory), an explicit environment, and optional rlimits.  The result carries the exit code but callers parse
 diagnostics from the output; exit codes of linters/compilers are not trusted on their own.
 
-Backends: ``local`` runs the argv directly; ``docker``/``podman`` wrap the same argv in ``<engine> run`` against an
-image from ``containers/``: no network, a read-only root with a tmpfs ``/tmp``, every capability dropped, no new
-privileges, the caller's uid:gid, memory/pids limits, ``Limits`` as ``--ulimit``s, and the given mounts
-(read-only unless marked writable; only an output directory should be).  A run that is killed (timeout, output
-cap) also removes its container: killing the engine client alone would leave the container running.
+Toolchain backends (``ToolchainBackend``): ``local`` runs the argv directly; ``docker``/``podman`` wrap the same
+argv in ``<engine> run`` against an image from ``containers/``: no network, a read-only root with a tmpfs ``/tmp``,
+every capability dropped, no new privileges, the caller's uid:gid, memory/pids limits, ``Limits`` as ``--ulimit``s,
+and the given mounts (read-only unless marked writable; only an output directory should be). A run that is killed
+(timeout, output cap) also removes its container: killing the engine client alone would leave the container running.
 """
 
 from __future__ import annotations
@@ -47,10 +47,16 @@ def _load_prctl():
 _PRCTL = _load_prctl()
 
 
-class Backend(StrEnum):
+class ToolchainBackend(StrEnum):
+    """Where a toolchain runs (``build cceval --toolchain-backend``); not a model backend
+    (``evaluate.generation``'s ``GenerationBackend``) nor a sandbox (``evaluate.sandbox``'s ``SandboxBackend``)."""
+
     LOCAL = "local"
     DOCKER = "docker"
     PODMAN = "podman"
+
+
+Backend = ToolchainBackend  # the old name, kept so code written against it still runs
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ def caller_user() -> str:
 class ContainerSpec:
     """How to run a command in a toolchain image instead of on the host."""
 
-    engine: Backend
+    engine: ToolchainBackend
     image: str
     mounts: tuple[Mount, ...] = ()
     workdir: str | None = None
@@ -213,7 +219,7 @@ def container_argv(
         out.append("--read-only")
     if spec.user:
         out += ["--user", spec.user]
-        if spec.engine is Backend.PODMAN and os.getuid() != 0:
+        if spec.engine is ToolchainBackend.PODMAN and os.getuid() != 0:
             # rootless podman maps the caller to root inside; keep-id maps it to the same uid instead, so
             # --user <caller> reads the caller's files
             out.append("--userns=keep-id")

@@ -1,43 +1,31 @@
-"""``benchsmith screen``: drop examples a model completes from the in-file prompt alone.
+"""The model predictability screen's rule and its model run: which examples a model completes from the in-file
+prompt alone.
 
 CrossCodeEval keeps only examples that need cross-file context; an example a code model gets exactly right
-without it measures nothing about cross-file understanding.  For each ``DIR/<lang>/line_completion.jsonl`` we
-greedily complete the in-file ``prompt`` (left-cut to the model's budget; no cross-file context), and drop the
-example when the completion matches the groundtruth.
+without it measures nothing about cross-file understanding.  ``predictable`` greedily completes each example's
+in-file ``prompt`` (left-cut to the model's budget; no cross-file context) and returns an ``Exclusion`` for each
+example whose completion matches the groundtruth.  Applying those drops to a finished split (its retrieval
+variants, ``excluded.jsonl``, ``stats.json`` and every view derived from it) is the builder's job:
+``benchsmith.builders.cceval.model_screen``, which is also the ``benchsmith screen`` command.
 
 The match rule (``is_predictable``): let ``m`` be the number of lines of the groundtruth (trailing newlines
 ignored; CrossCodeEval groundtruths are the rest of one statement, usually ``m = 1``).  Keep the first ``m`` lines
 of the completion, i.e. cut it at the end of the statement's last line; remove trailing whitespace from every line
 and surrounding whitespace from the whole; the example is predictable when the result equals the groundtruth
 normalised the same way.  Single-line groundtruths are generated with stop sequence ``"\\n"``.
-
-What a drop changes, all replaced atomically and in this order (a killed run leaves a state a rerun repairs):
-``excluded.jsonl`` (one ``Exclusion`` per dropped example: stage ``screen``, reason
-``predictable_without_crossfile``), ``line_completion.jsonl`` and every retrieval variant
-``line_completion_*.jsonl`` (the lines of kept examples are copied byte for byte), then ``stats.json``
-(``dropped[reason]``, ``examples``, per-repository counts, and a ``screen`` section), then what is derived from
-the split: ``audit.json``, and the card, ``hf/`` and ``parquet/`` where the build wrote them
-(``builders/cceval/derived.py``).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
-from benchsmith.jsonio import iter_jsonl
 from benchsmith.records import Exclusion, Reason, Stage
 
-SPLIT = "line_completion.jsonl"
-EXCLUDED = "excluded.jsonl"
-STATS = "stats.json"
 REASON = Reason.PREDICTABLE_WITHOUT_CROSSFILE
 RULE = ("first m lines of the greedy in-file completion (m = groundtruth lines), trailing whitespace per line and "
         "surrounding whitespace removed, equal to the groundtruth normalised the same way")
+CHUNK = 64  # requests per backend call: the progress granularity
 
 
 class ScreenError(ValueError):
@@ -65,7 +53,7 @@ def is_predictable(completion: str, groundtruth: str) -> bool:
     return bool(target) and _normalise(cut_completion(completion, groundtruth)) == target
 
 
-# ------------------------------------------------------------------------------------------------- the library
+# ----------------------------------------------------------------------------------------------- the model run
 
 
 @dataclass
@@ -77,258 +65,42 @@ class ScreenOptions:
 
 
 @dataclass
-class LanguageResult:
-    language: str
-    directory: Path
-    screened: int = 0
-    newly_dropped: list[str] = field(default_factory=list)
-    kept: int = 0
-    files: list[str] = field(default_factory=list)
+class ScreenItem:
+    """What the screen reads of one example."""
 
-
-@dataclass
-class _Example:
     task_id: str
     prompt: str
     groundtruth: str
     repository: str
 
 
-def language_dirs(root: str | Path, language: str | None = None) -> list[Path]:
-    """``root/<lang>`` directories holding a split (sorted), or ``root`` itself when it holds one."""
-    root = Path(root)
-    if not root.is_dir():
-        raise ScreenError(f"{root}: not a directory")
-    if language is not None:
-        d = root / language
-        if not (d / SPLIT).is_file():
-            raise ScreenError(f"{d / SPLIT}: no such split (build it first, or check --language)")
-        return [d]
-    found = sorted(d for d in root.iterdir() if d.is_dir() and (d / SPLIT).is_file())
-    if not found and (root / SPLIT).is_file():
-        found = [root]
-    if not found:
-        raise ScreenError(f"{root}: no <lang>/{SPLIT} inside; give the output directory of `benchsmith build cceval`")
-    return found
-
-
-def _task_id(obj: dict, where: str) -> str:
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict) or not isinstance(meta.get("task_id"), str):
-        raise ScreenError(f"{where}: missing metadata.task_id")
-    return meta["task_id"]
-
-
-def _load_examples(path: Path) -> list[_Example]:
-    out, seen = [], {}
-    for line in iter_jsonl(path, error=ScreenError):
-        lineno, obj = line.lineno, line.obj
-        where = f"{path}:{lineno}"
-        tid = _task_id(obj, where)
-        if tid in seen:
-            raise ScreenError(f"{where}: duplicate task_id {tid!r} (first at line {seen[tid]})")
-        seen[tid] = lineno
-        for name in ("prompt", "groundtruth"):
-            if not isinstance(obj.get(name), str):
-                raise ScreenError(f"{where}: field {name!r} must be a string")
-        meta = obj["metadata"]
-        out.append(_Example(tid, obj["prompt"], obj["groundtruth"], str(meta.get("repository", ""))))
-    return out
-
-
-def _existing_screen_exclusions(path: Path) -> tuple[list[str], set[str]]:
-    """Raw lines of excluded.jsonl, and the item ids already excluded by screening."""
-    if not path.is_file():
-        return [], set()
-    lines, ids = [], set()
-    for line in iter_jsonl(path, error=ScreenError):
-        lines.append(line.raw)
-        obj = line.obj
-        if obj.get("stage") == Stage.SCREEN.value and obj.get("reason") == REASON.value:
-            ids.add(str(obj.get("item_id")))
-    return lines, ids
-
-
-def screen_language(directory: str | Path, backend, opts: ScreenOptions,
-                    advance: Callable[[int], None] | None = None) -> LanguageResult:
-    """Screen one ``<lang>`` directory in place with an open backend (see the module docstring)."""
+def predictable(items: Sequence[ScreenItem], backend, opts: ScreenOptions,
+                advance: Callable[[int], None] | None = None) -> list[Exclusion]:
+    """Complete every item's in-file prompt with an open backend; one ``Exclusion`` per predictable item, in order."""
     from benchsmith.evaluate.generation.base import GenerationRequest
     from benchsmith.evaluate.generation.prompting import assemble
-    from benchsmith.jsonio import AtomicWriter
-
-    directory = Path(directory)
-    result = LanguageResult(language=directory.name, directory=directory)
-    examples = _load_examples(directory / SPLIT)
-    excluded_lines, already = _existing_screen_exclusions(directory / EXCLUDED)
-    todo = [e for e in examples if e.task_id not in already]
 
     tokenizer = backend.tokenizer()
     budget = opts.max_prompt_tokens
     if budget is None and tokenizer is not None and backend.context_window() is not None:
         budget = backend.context_window() - opts.max_new_tokens
     requests = []
-    for e in todo:
+    for e in items:
         text = assemble(e.prompt, None, tokenizer, budget).text
         stop = ("\n",) if groundtruth_lines(e.groundtruth) == 1 else ()
         requests.append(GenerationRequest(prompt=text, max_new_tokens=opts.max_new_tokens, stop=stop))
     completions: list[str] = []
-    for start in range(0, len(requests), 64):
-        part = requests[start:start + 64]
+    for start in range(0, len(requests), CHUNK):
+        part = requests[start:start + CHUNK]
         completions.extend(r.texts[0] for r in backend.generate(part))
         if advance is not None:
             advance(len(part))
-    result.screened = len(todo)
 
     new: list[Exclusion] = []
-    for e, completion in zip(todo, completions):
+    for e, completion in zip(items, completions):
         if is_predictable(completion, e.groundtruth):
             shown = cut_completion(completion, e.groundtruth).strip()
             new.append(Exclusion(item_id=e.task_id, stage=Stage.SCREEN, reason=REASON, repository=e.repository,
                                  detail=f"{opts.backend_label}:{opts.model_label} completed it from the in-file "
                                         f"prompt alone: {shown[:200]!r}"))
-    result.newly_dropped = [x.item_id for x in new]
-    drop = already | set(result.newly_dropped)
-
-    # 1) the exclusions first: if we die after this, a rerun re-applies them to the splits
-    if new:
-        with AtomicWriter(directory / EXCLUDED) as w:
-            for raw in excluded_lines:
-                w.write(raw)
-            for x in new:
-                w.write_record(x.to_dict())
-    # 2) every split file of this language: copy kept lines byte for byte
-    splits = [directory / SPLIT] + sorted(p for p in directory.glob("line_completion_*.jsonl") if p.is_file())
-    for path in splits:
-        removed, kept = 0, 0
-        w = AtomicWriter(path)
-        try:
-            for line in iter_jsonl(path, error=ScreenError):
-                if _task_id(line.obj, f"{path}:{line.lineno}") in drop:
-                    removed += 1
-                    continue
-                kept += 1
-                w.write(line.raw)
-        except BaseException:
-            w.abort()
-            raise
-        if removed:
-            w.commit()
-            result.files.append(path.name)
-        else:
-            w.abort()
-        if path.name == SPLIT:
-            result.kept = kept
-    # 3) the figures, then every view of the split (audit, card, hf, parquet) through the build's own writers
-    _update_stats(directory / STATS, directory / EXCLUDED, drop, examples, result, opts)
-    from benchsmith.builders.cceval.derived import rewrite_derived
-
-    rewrite_derived(directory)
-    return result
-
-
-def _update_stats(stats_path: Path, excluded_path: Path, drop: set[str], examples: list[_Example],
-                  result: LanguageResult, opts: ScreenOptions) -> None:
-    from benchsmith.jsonio import write_json
-
-    stats = json.loads(stats_path.read_text(encoding="utf-8")) if stats_path.is_file() else {}
-    if not isinstance(stats, dict):
-        raise ScreenError(f"{stats_path}: expected a JSON object")
-    _lines, recorded = _existing_screen_exclusions(excluded_path)
-    dropped = dict(stats.get("dropped") or {})
-    dropped[REASON.value] = len(recorded)
-    stats["dropped"] = dict(sorted(dropped.items()))
-    stats["examples"] = result.kept
-    previous = stats.get("screen") if isinstance(stats.get("screen"), dict) else {}
-    accounted = set(previous.get("dropped_task_ids") or [])
-    # per-repository rows: move examples dropped since the last update from "examples" to "excluded"
-    repo_of = {e.task_id: e.repository for e in examples}
-    delta: dict[str, int] = {}
-    for tid in drop - accounted:
-        if tid in repo_of:
-            delta[repo_of[tid]] = delta.get(repo_of[tid], 0) + 1
-    for row in stats.get("per_repository") or []:
-        if isinstance(row, dict) and row.get("repository") in delta:
-            k = delta[row["repository"]]
-            row["examples"] = max(0, int(row.get("examples", 0)) - k)
-            row["excluded"] = int(row.get("excluded", 0)) + k
-    if "repositories_with_examples" in stats and isinstance(stats.get("per_repository"), list):
-        stats["repositories_with_examples"] = sum(1 for r in stats["per_repository"]
-                                                  if isinstance(r, dict) and r.get("examples"))
-    if isinstance(stats.get("self_consistency"), dict):
-        # the build's self-check (builders/cceval/scorability) must describe the examples still kept
-        from benchsmith.builders.cceval.scorability import self_consistency
-        from benchsmith.jsonio import read_jsonl
-        from benchsmith.records import Language
-
-        try:
-            language = Language(stats.get("language"))
-        except ValueError:
-            language = None
-        if language is not None:
-            stats["self_consistency"] = self_consistency(read_jsonl(stats_path.parent / SPLIT), language)
-    stats["screen"] = {"model": opts.model_label, "backend": opts.backend_label, "rule": RULE,
-                       "max_new_tokens": opts.max_new_tokens, "dropped": len(drop),
-                       "dropped_task_ids": sorted(drop | accounted)}
-    write_json(stats_path, stats)
-
-
-def screen(root: str | Path, backend, opts: ScreenOptions, language: str | None = None,
-           advance: Callable[[int], None] | None = None) -> list[LanguageResult]:
-    """Screen every language directory under ``root`` (or just ``language``)."""
-    return [screen_language(d, backend, opts, advance) for d in language_dirs(root, language)]
-
-
-# -------------------------------------------------------------------------------------------------------- CLI
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    from benchsmith.evaluate.generation.command import add_backend_arguments
-
-    p.add_argument("--model", default="bigcode/starcoderbase-1b",
-                   help="hub name, local directory or .gguf file (default bigcode/starcoderbase-1b)")
-    p.add_argument("--input", required=True, metavar="DIR", help="output directory of `benchsmith build cceval`")
-    p.add_argument("--language", "--lang", dest="language", help="only DIR/<language> (default: every language)")
-    p.add_argument("--max-new-tokens", type=int, default=50)
-    p.add_argument("--max-prompt-tokens", type=int,
-                   help="in-file prompt budget, cut on the left (default: the model's window minus new tokens)")
-    add_backend_arguments(p)
-
-
-def run(args: argparse.Namespace) -> int:
-    from benchsmith.evaluate.generation.command import _progress, open_backend
-    from benchsmith.evaluate.generation.base import BackendUnavailable, GenerationError
-    from benchsmith.evaluate.generation.prompting import BudgetError
-
-    try:
-        dirs = language_dirs(args.input, args.language)
-        totals = {d: len(_load_examples(d / SPLIT)) for d in dirs}
-        backend = open_backend(args)
-    except (ScreenError, BackendUnavailable, GenerationError, ValueError, FileNotFoundError) as exc:
-        print(f"benchsmith screen: {exc}", file=sys.stderr)
-        return 2
-    opts = ScreenOptions(max_new_tokens=args.max_new_tokens, max_prompt_tokens=args.max_prompt_tokens,
-                         model_label=args.model, backend_label=args.model_backend)
-    results = []
-    try:
-        with _progress(args.quiet, sum(totals.values()), f"screen {Path(args.model).name}") as advance:
-            for d in dirs:
-                results.append(screen_language(d, backend, opts, advance))
-    except (ScreenError, BudgetError, GenerationError) as exc:
-        print(f"benchsmith screen: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        backend.close()
-    _print_table(results, args.quiet)
-    return 0
-
-
-def _print_table(results: list[LanguageResult], quiet: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title="screening: examples completed without cross-file context")
-    for col in ("language", "screened", "dropped now", "kept", "files rewritten"):
-        table.add_column(col, justify="left" if col in ("language", "files rewritten") else "right")
-    for r in results:
-        table.add_row(r.language, str(r.screened), str(len(r.newly_dropped)), str(r.kept), ", ".join(r.files) or "-")
-    Console(stderr=True, quiet=quiet).print(table)
+    return new

@@ -8,7 +8,7 @@ import sys
 
 from benchsmith.executors import ExecutorKind
 from benchsmith.confine import DEFAULT_MEMORY_MB
-from benchsmith.runner import Backend
+from benchsmith.runner import ToolchainBackend
 
 
 def _date(text: str) -> _dt.date:
@@ -38,10 +38,10 @@ def _positive(text: str) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from benchsmith.analyzers import registry
+    from benchsmith.analyzers import languages
     from benchsmith.builders.cceval.screens import ScreenProfile
 
-    p.add_argument("--lang", "--language", dest="lang", required=True, choices=sorted(registry()),
+    p.add_argument("--lang", "--language", dest="lang", required=True, choices=languages(),
                    help="language of the analyzer to run")
     p.add_argument("--repo", action="append", default=[], metavar="PATH_OR_URL",
                    help="a local directory, a git URL (URL@COMMIT pins a commit) or a .tar.gz/.zip archive; repeatable")
@@ -83,8 +83,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     x.add_argument("--workers", type=_positive, help="parallel repositories (default: all cores)")
     x.add_argument("--executor", type=ExecutorKind, choices=list(ExecutorKind), default=ExecutorKind.LOCAL)
     x.add_argument("--ray-address", help="address of a running Ray cluster (default: start a local one)")
-    x.add_argument("--backend", type=Backend, choices=list(Backend), default=Backend.LOCAL,
-                   help="run toolchains locally or in the containers/ images")
+    # --backend is the deprecated spelling: it means a model or a sandbox in other commands
+    x.add_argument("--toolchain-backend", "--backend", dest="toolchain_backend", type=ToolchainBackend,
+                   choices=list(ToolchainBackend), default=ToolchainBackend.LOCAL,
+                   help="run toolchains locally or in the containers/ images (--backend: deprecated alias)")
     x.add_argument("--timeout", type=float, default=900.0, help="seconds per whole-tree toolchain run")
     x.add_argument("--toolchain-memory-mb", type=_positive, default=DEFAULT_MEMORY_MB,
                    help=f"memory limit of each toolchain run, its whole process tree (default {DEFAULT_MEMORY_MB}); "
@@ -127,7 +129,7 @@ def config_from_args(args: argparse.Namespace):
         example_filters=ExampleFilterConfig(args.min_tokens, args.max_tokens, args.min_prompt_lines,
                                             not args.no_dedup, not args.no_leakage_filter,
                                             scorable=not args.keep_unscorable),
-        backend=args.backend,
+        backend=args.toolchain_backend,
         timeout=args.timeout,
         toolchain_memory_mb=args.toolchain_memory_mb,
         allow_unconfined=args.allow_unconfined,
@@ -149,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from benchsmith.builders.cceval.derived import write_derived
 
     config = config_from_args(args)
-    if config.backend is Backend.LOCAL:
+    if config.backend is ToolchainBackend.LOCAL:
         from benchsmith.confine import ConfinementUnavailable, require
 
         try:

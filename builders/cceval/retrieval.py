@@ -30,12 +30,17 @@ from benchsmith.builders.cceval.tokenize_code import tokenize
 from benchsmith.files import SourceFile
 from benchsmith.records import CompletionExample, CrossFileContext, RetrievedChunk
 from benchsmith.enums import StrEnum
+from benchsmith.registry import Registry
 
 
-class Retriever(StrEnum):
-    BM25 = "bm25"
-    JACCARD = "jaccard"
-    DENSE = "dense"
+# name -> the index class (``for_repo``, ``prepare``, ``tokenized_queries``) in retrievers.py; CrossCodeEval's names
+# (``--ranking_fn`` / ``--ranker``) are aliases.  ``Retriever`` has one member per entry.
+RETRIEVERS: Registry[type] = Registry("retriever", {
+    "bm25": "benchsmith.builders.cceval.retrievers:BM25Index",
+    "jaccard": "benchsmith.builders.cceval.retrievers:JaccardIndex",
+    "dense": "benchsmith.builders.cceval.retrievers:DenseIndex",
+}, aliases={"jaccard_sim": "jaccard", "cosine_sim": "dense"})
+Retriever = RETRIEVERS.enum("Retriever", StrEnum, __name__)
 
 
 class QuerySetting(StrEnum):
@@ -43,16 +48,9 @@ class QuerySetting(StrEnum):
     ORACLE = "oracle"  # query: the last lines of prompt + groundtruth ("retrieval w/ reference")
 
 
-# CrossCodeEval's names (``--ranking_fn`` / ``--ranker``) are accepted too.
-_RETRIEVER_ALIASES = {"jaccard_sim": Retriever.JACCARD, "cosine_sim": Retriever.DENSE}
-
-
 def parse_retriever(name: str) -> Retriever:
-    try:
-        return _RETRIEVER_ALIASES.get(name) or Retriever(name)
-    except ValueError:
-        valid = ", ".join([r.value for r in Retriever] + list(_RETRIEVER_ALIASES))
-        raise ValueError(f"unknown retriever {name!r}; choose from: {valid}") from None
+    """A retriever from its name or CrossCodeEval's; ``UnknownName`` (a ``ValueError``) names the known ones."""
+    return Retriever(RETRIEVERS.resolve(name))
 
 
 def parse_setting(name: str) -> QuerySetting:
@@ -223,15 +221,8 @@ def retrieve_for_repo(
     for kind in config.retriever_kinds:
         keys = {s: output_key(s, kind, config.dense_model) for s in settings}
         results: dict[QuerySetting, list[CompletionExample | None]] = {s: [None] * len(examples) for s in settings}
-        index = None
-        if len(repo):
-            if kind is Retriever.BM25:
-                index = BM25Index(repo.tokens, config.bm25_k1, config.bm25_b, config.bm25_epsilon)
-            elif kind is Retriever.JACCARD:
-                index = JaccardIndex(repo.tokens)
-            else:
-                enc = encoder or _cached_encoder(config)
-                index = DenseIndex(repo.chunks, enc)
+        index_class = RETRIEVERS.load(kind)
+        index = index_class.for_repo(repo, config, encoder) if len(repo) else None
         for path, members in groups.items():
             candidates = repo.candidates(path, config.max_candidates)
             subset = index.prepare(candidates) if index is not None and len(candidates) else None
@@ -239,10 +230,10 @@ def retrieve_for_repo(
                 queries = [build_query(examples[i], setting, config.query_lines) for i in members]
                 if subset is None:
                     scores = None
-                elif kind is Retriever.DENSE:
-                    scores = subset.score(queries)
-                else:
+                elif index_class.tokenized_queries:
                     scores = subset.score([tokenize(q) for q in queries])
+                else:
+                    scores = subset.score(queries)
                 use_next = config.return_next_chunk and setting is QuerySetting.RG1
                 for row, i in enumerate(members):
                     picked = [] if scores is None else select_chunks(repo, candidates, scores[row], config.top_k, use_next)

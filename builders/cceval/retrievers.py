@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
-from benchsmith.builders.cceval.retrieval_chunks import Chunk
+from benchsmith.builders.cceval.retrieval_chunks import Chunk, RepoChunks
 
 if TYPE_CHECKING:
     from benchsmith.builders.cceval.retrieval import RetrievalConfig
@@ -59,6 +59,12 @@ def _count_matrix(token_lists: Iterable[list[str]], vocab: _Vocab, grow: bool, n
 
 class BM25Index:
     """``rank_bm25.BM25Okapi`` over any subset of a fixed corpus, without rebuilding anything per query."""
+
+    tokenized_queries = True  # ``score`` takes token lists
+
+    @classmethod
+    def for_repo(cls, repo: RepoChunks, config: RetrievalConfig, encoder: DenseEncoder | None = None) -> "BM25Index":
+        return cls(repo.tokens, config.bm25_k1, config.bm25_b, config.bm25_epsilon)
 
     def __init__(self, token_lists: Sequence[list[str]], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25):
         self.k1, self.b, self.epsilon = k1, b, epsilon
@@ -106,6 +112,12 @@ class _BM25Subset:
 
 class JaccardIndex:
     """Jaccard similarity of token sets (CrossCodeEval's ``jaccard_sim``)."""
+
+    tokenized_queries = True
+
+    @classmethod
+    def for_repo(cls, repo: RepoChunks, config: RetrievalConfig, encoder: DenseEncoder | None = None) -> "JaccardIndex":
+        return cls(repo.tokens)
 
     def __init__(self, token_lists: Sequence[list[str]]) -> None:
         self.vocab = _Vocab()
@@ -213,6 +225,12 @@ def _cached_encoder(config: RetrievalConfig) -> DenseEncoder:
 class DenseIndex:
     # Scores are rounded so that float noise between runs or thread counts can never reorder near-ties.
     DECIMALS = 6
+    tokenized_queries = False  # ``score`` takes the query texts
+
+    @classmethod
+    def for_repo(cls, repo: RepoChunks, config: RetrievalConfig, encoder: DenseEncoder | None = None) -> "DenseIndex":
+        """``encoder`` reuses a loaded model across repositories; without it, one per process and settings."""
+        return cls(repo.chunks, encoder or _cached_encoder(config))
 
     def __init__(self, chunks: Sequence[Chunk], encoder: DenseEncoder) -> None:
         self.encoder = encoder

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterable, Protocol, Sequence
 
+from benchsmith.registry import Registry
+
 
 class BackendUnavailable(RuntimeError):
     """A backend's library is not installed; the message says which pip command fixes it."""
@@ -111,30 +113,35 @@ class GenerationBackend(abc.ABC):
         self.close()
 
 
-# name -> (module, class, pip hint); modules are imported only when the backend is chosen
-_REGISTRY: dict[str, tuple[str, str, str]] = {
-    "hf": ("benchsmith.evaluate.generation.hf", "HFBackend", "pip install 'benchsmith[transformers]'"),
-    "vllm": ("benchsmith.evaluate.generation.vllm", "VLLMBackend", "pip install 'benchsmith[vllm]' (needs a CUDA GPU)"),
-    "openai": ("benchsmith.evaluate.generation.openai", "OpenAIBackend", "pip install 'benchsmith[openai]'"),
-}
-ALIASES = {"transformers": "hf", "http": "openai"}
+# name -> "module:class" (imported only when the backend is chosen), with the pip command it needs as its note
+BACKENDS: Registry[type[GenerationBackend]] = Registry("model backend", {
+    "hf": "benchsmith.evaluate.generation.hf:HFBackend",
+    "vllm": "benchsmith.evaluate.generation.vllm:VLLMBackend",
+    "openai": "benchsmith.evaluate.generation.openai:OpenAIBackend",
+}, aliases={"transformers": "hf", "http": "openai"}, notes={
+    "hf": "pip install 'benchsmith[transformers]'",
+    "vllm": "pip install 'benchsmith[vllm]' (needs a CUDA GPU)",
+    "openai": "pip install 'benchsmith[openai]'",
+})
 
 
 def register_backend(name: str, module: str, cls: str, pip_hint: str = "") -> None:
     """Extension point: make ``--model-backend NAME`` load ``module.cls`` (imported only when chosen)."""
-    _REGISTRY[name] = (module, cls, pip_hint)
+    BACKENDS.register(name, f"{module}:{cls}", pip_hint)
 
 
 def backend_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(BACKENDS)
 
 
 def backend_class(name: str) -> type[GenerationBackend]:
-    name = ALIASES.get(name, name)
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown backend {name!r}; choose one of {', '.join(backend_names())}")
-    module, cls, _hint = _REGISTRY[name]
-    return getattr(importlib.import_module(module), cls)
+    """The class of backend ``name`` (or an alias); an unknown name is ``UnknownName`` (a ``ValueError``)."""
+    try:
+        return BACKENDS.load(name)
+    except ModuleNotFoundError as exc:
+        hint = BACKENDS.note(name)
+        raise BackendUnavailable(f"the {BACKENDS.resolve(name)} backend cannot be imported ({exc})"
+                                 + (f"; install it with: {hint}" if hint else "")) from None
 
 
 def create_backend(name: str, model: str, **options: Any) -> GenerationBackend:

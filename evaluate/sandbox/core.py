@@ -24,7 +24,7 @@ from benchsmith.evaluate.sandbox.records import (CLONE_NEWIPC, CLONE_NEWNET, CLO
 from benchsmith.evaluate.sandbox.uids import UidLease, kill_uid
 from benchsmith.evaluate.sandbox.verdicts import verdict_of
 # the container engine is one of the toolchain backends of benchsmith.runner (docker, podman)
-from benchsmith.runner import Backend as ToolchainBackend
+from benchsmith.runner import ToolchainBackend
 from benchsmith.runner import ContainerSpec, Limits, Mount
 
 

@@ -18,7 +18,8 @@ pytest.importorskip("gguf", reason="the transformers extra (gguf) is not install
 
 from benchsmith.cli import main  # noqa: E402
 from benchsmith.evaluate.generation.base import GenerationRequest, create_backend, demo_model_path  # noqa: E402
-from benchsmith.evaluate.screen import ScreenOptions, screen  # noqa: E402
+from benchsmith.builders.cceval.model_screen import screen  # noqa: E402
+from benchsmith.evaluate.screen import ScreenOptions  # noqa: E402
 from benchsmith.records import CompletionExample, CrossFileContext, ExampleMetadata  # noqa: E402
 
 CONFIG_LOAD = ("import json\n\n\nclass Config:\n    def __init__(self, path):\n        self.path = path\n\n"

@@ -50,8 +50,10 @@ def test_csharp_compiler_variant(monkeypatch):
 
 
 def test_unknown_image_is_named_in_the_error():
-    with pytest.raises(KeyError, match="no image 'rustc'"):
+    with pytest.raises(KeyError, match=re.escape(f"unknown image 'rustc'; choose from: {', '.join(sorted(IMAGES))}")):
         build_args_for("rustc")
+    with pytest.raises(KeyError, match="did you mean 'pylint'"):
+        build_args_for("pylnt")
 
 
 def test_every_dockerfile_takes_the_base_image_as_a_build_arg():
