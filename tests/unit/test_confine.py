@@ -16,7 +16,7 @@ import pytest
 
 from benchsmith import confine, runner
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.confine import MIB, Confinement, Limits
+from benchsmith.confine import MIB, Confinement, Limits, capabilities
 from benchsmith.files import snapshot
 from tests.hostile import toolchain_processes
 
@@ -266,7 +266,7 @@ def test_concurrent_runs_get_different_uids():
 
 def test_unavailable_confinement_refuses_in_one_line(monkeypatch, tmp_path, capsys):
     # the patched probe result stands for a machine without the namespaces (or root) confinement needs
-    monkeypatch.setattr(confine, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
+    monkeypatch.setattr(capabilities, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
     with pytest.raises(confine.ConfinementUnavailable) as err:
         confine.require(False)
     assert "\n" not in str(err.value) and "no pid namespace (test)" in str(err.value)
