@@ -30,6 +30,7 @@ from benchsmith.builders.cceval.steps import Repository, cceval_steps
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
+from benchsmith.layout import EXCLUDED_FILE, SPLIT_FILE
 from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
@@ -38,9 +39,6 @@ from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX,
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
 from benchsmith.sources import RepoFilterConfig, is_remote, repo_name, source_identity
-
-SPLIT_FILE = "line_completion.jsonl"
-EXCLUDED_FILE = "excluded.jsonl"
 
 
 @dataclass
