@@ -135,7 +135,8 @@ def load_manifest(path: Path) -> dict[str, Any]:
         raise SnapshotError(f"cannot read manifest {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise SnapshotError(f"{path} is not JSON: {exc}") from None
-    if not isinstance(value, dict) or value.get("format") != MANIFEST_FORMAT or not isinstance(value.get("files"), dict):
+    if not isinstance(value, dict) or value.get("format") != MANIFEST_FORMAT \
+            or not isinstance(value.get("files"), dict):
         raise SnapshotError(f"{path} is not a behaviour-snapshot manifest (format {MANIFEST_FORMAT})")
     return value
 
