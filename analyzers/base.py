@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar
 from benchsmith import confine, treesitter
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, Exclusion
-from benchsmith.runner import Backend, ContainerSpec
+from benchsmith.runner import ToolchainBackend, ContainerSpec
 
 # Node types (across the brace grammars) whose children are statements or members: a child's end is a statement
 # end even without a ``;`` token (TypeScript's automatic semicolons, enum constants, C#'s ``case X:`` labels).  The
@@ -81,7 +81,7 @@ class Diagnostic:
 
 @dataclass
 class AnalyzerOptions:
-    backend: Backend = Backend.LOCAL
+    backend: ToolchainBackend = ToolchainBackend.LOCAL
     timeout: float = 900.0  # seconds per whole-tree toolchain run
     container_image: str | None = None  # override the image tag for docker/podman backends
     memory_mb: int = confine.DEFAULT_MEMORY_MB  # per toolchain run, its whole process tree
@@ -204,7 +204,7 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
         return treesitter.parser(cls.grammar_module, cls.grammar_for(path))
 
     def container(self, mounts, workdir: str | None = None) -> ContainerSpec | None:
-        if self.options.backend is Backend.LOCAL:
+        if self.options.backend is ToolchainBackend.LOCAL:
             return None
         from benchsmith.containers import image_tag  # lazy: only container users need it
 
@@ -223,7 +223,7 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
         for us.  None for container backends (the engine confines them) and, where the machine cannot confine, when
         the user allowed unconfined runs; otherwise that case raises ``ConfinementUnavailable`` (a ``ToolMissing``,
         so the repository is recorded, not lost)."""
-        if self.options.backend is not Backend.LOCAL or not self.options.confine:
+        if self.options.backend is not ToolchainBackend.LOCAL or not self.options.confine:
             return None
         caps = confine.probe()
         if not caps.available:

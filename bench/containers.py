@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchsmith.containers import build_all, detect_engine
-from benchsmith.runner import Backend, ContainerSpec, Mount, repo_root, run
+from benchsmith.runner import ToolchainBackend, ContainerSpec, Mount, repo_root, run
 
 CACHE = Path(os.environ.get("BENCHSMITH_TEST_CACHE", Path.home() / ".cache" / "benchsmith-tests"))
 DEFAULT_SDISTS = ("requests==2.32.3", "flask==3.0.3")
@@ -81,7 +81,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="median of this many runs per figure")
     parser.add_argument("--sdist", nargs="+", default=list(DEFAULT_SDISTS))
-    parser.add_argument("--engine", choices=[Backend.DOCKER.value, Backend.PODMAN.value])
+    parser.add_argument("--engine", choices=[ToolchainBackend.DOCKER.value, ToolchainBackend.PODMAN.value])
     args = parser.parse_args()
     engine = detect_engine(args.engine)
     if engine is None:

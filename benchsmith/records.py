@@ -40,10 +40,10 @@ class Stage(StrEnum):
     ANALYZER = "analyzer"
     EXAMPLE_BUILDER = "example_builder"
     EXAMPLE_FILTER = "example_filter"
-    RETRIEVAL = "retrieval"
+    RETRIEVAL = "retrieval"  # builders/cceval/steps.py Retrieve (drops nothing today)
     SCREEN = "screen"
     SAMPLE = "sample"  # --max-per-repo
-    VALIDATION = "validation"
+    VALIDATION = "validation"  # HumanExtension: a pair's reference (or a variant's) fails its tests
 
 
 class Reason(StrEnum):

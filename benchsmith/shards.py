@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchsmith.jsonio import AtomicWriter, write_json
+from benchsmith.layout import STATS_FILE
 from benchsmith.records import Exclusion
 
 DONE_FILE = "DONE"
-STATS_FILE = "stats.json"
 SHARDS_DIR = ".shards"
 LOCK_FILE = ".lock"
 STAGING_PREFIX = ".tmp-"

@@ -22,7 +22,7 @@ from benchsmith.analyzers.go.stubs import GoStubs, neutralise_line_directives, s
 from benchsmith.analyzers.probes import probe_version
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
-from benchsmith.runner import Backend, Mount, ToolMissing, run
+from benchsmith.runner import ToolchainBackend, Mount, ToolMissing, run
 from benchsmith.text_positions import TextPositions, byte_col_to_char
 
 
@@ -105,7 +105,7 @@ class GoAnalyzer(Analyzer[GoPlan, GoRun, GoFound]):
         return [os.path.dirname(os.path.dirname(os.path.realpath(exe)))] if exe else []
 
     def tool_versions(self) -> dict[str, str]:
-        if self.options.backend is not Backend.LOCAL:
+        if self.options.backend is not ToolchainBackend.LOCAL:
             from benchsmith.containers import image_tag
 
             return {"go_image": self.options.container_image or image_tag(self.dockerfile)}
@@ -272,7 +272,7 @@ class GoAnalyzer(Analyzer[GoPlan, GoRun, GoFound]):
     def _driver(self, workdir: Path) -> tuple[Path | None, str]:
         """Build the driver once per Go release (and image) into the cache; ``workdir`` if the cache is not
         writable."""
-        container = self.options.backend is not Backend.LOCAL
+        container = self.options.backend is not ToolchainBackend.LOCAL
 
         def build(tmp: Path) -> str:
             spec = self.container([Mount(str(tmp), "/bs/driver", writable=True)], "/bs/driver/src")

@@ -25,7 +25,7 @@ from benchsmith.analyzers.typescript.tsc_output import COUNTED_CODES, UNRESOLVED
 from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
-from benchsmith.runner import Backend, Mount, ToolMissing, run
+from benchsmith.runner import ToolchainBackend, Mount, ToolMissing, run
 
 
 class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
@@ -73,7 +73,7 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
         return tsc.package_dirs(self.tsc_path())
 
     def tool_versions(self) -> dict[str, str]:
-        if self.options.backend is not Backend.LOCAL:
+        if self.options.backend is not ToolchainBackend.LOCAL:
             # the image's tag hashes its Dockerfile, which pins the TypeScript release
             from benchsmith.containers import image_tag
 

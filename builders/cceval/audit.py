@@ -28,10 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.jsonio import iter_jsonl, write_json
+from benchsmith.layout import AUDIT_FILE, AUDIT_SUFFIX, SPLIT_FILE
 from benchsmith.records import Language
 
-SPLIT_FILE = "line_completion.jsonl"
-AUDIT_FILE = "audit.json"
 TOP = 5  # rows listed for the largest repositories, APIs and duplicate groups
 LISTED = 20  # task ids listed per self-consistency violation kind
 
@@ -232,7 +231,7 @@ def split_files(target: str | Path) -> list[Path]:
 def audit_path(split: Path) -> Path:
     """Where the audit of ``split`` is written: ``audit.json`` beside ``line_completion.jsonl``, else
     ``<name>.audit.json``."""
-    return split.parent / AUDIT_FILE if split.name == SPLIT_FILE else split.with_name(f"{split.stem}.audit.json")
+    return split.parent / AUDIT_FILE if split.name == SPLIT_FILE else split.with_name(f"{split.stem}{AUDIT_SUFFIX}")
 
 
 def write_audits(target: str | Path, language: str | None = None) -> list[tuple[Path, dict]]:

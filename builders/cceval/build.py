@@ -30,17 +30,15 @@ from benchsmith.builders.cceval.steps import Repository, cceval_steps
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits
 from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
+from benchsmith.layout import EXCLUDED_FILE, SPLIT_FILE
 from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
-from benchsmith.runner import Backend
+from benchsmith.runner import ToolchainBackend
 from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
 from benchsmith.sources import RepoFilterConfig, is_remote, repo_name, source_identity
-
-SPLIT_FILE = "line_completion.jsonl"
-EXCLUDED_FILE = "excluded.jsonl"
 
 
 @dataclass
@@ -52,7 +50,7 @@ class BuildConfig:
     file_limits: FileLimits = FileLimits()
     example_filters: ExampleFilterConfig = ExampleFilterConfig()
     screens: ScreenProfile = ScreenProfile.DEFAULT  # model-free predictability screens (builders/cceval/screens.py)
-    backend: Backend = Backend.LOCAL
+    backend: ToolchainBackend = ToolchainBackend.LOCAL
     timeout: float = 900.0
     toolchain_memory_mb: int = DEFAULT_MEMORY_MB  # each toolchain run's whole process tree
     allow_unconfined: bool = False  # run toolchains unconfined where the machine cannot confine them

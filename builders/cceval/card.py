@@ -18,11 +18,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
+from benchsmith import layout
 from benchsmith.jsonio import AtomicWriter, read_jsonl
-
-FIGURES_DIR = "figures"
-_NOT_LANGUAGES = {"hf", "parquet", "figures", "humanext"}
-_BASE = "line_completion"
+from benchsmith.layout import FIGURES_DIR
 # Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
 # grammar of every registered analyzer is added by ``grammar_packages()``).
 _PACKAGES = ("benchsmith", "tree-sitter", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
@@ -46,8 +44,7 @@ class LanguageStats:
 def _language_dirs(root: Path) -> list[Path]:
     return sorted(
         p for p in root.iterdir()
-        if p.is_dir() and p.name not in _NOT_LANGUAGES and not p.name.startswith(".")
-        and (any(p.glob("line_completion*.jsonl")) or (p / "stats.json").is_file())
+        if layout.is_language_dir(p) and (any(p.glob(layout.SPLIT_GLOB)) or (p / layout.STATS_FILE).is_file())
     )
 
 
@@ -55,11 +52,11 @@ def collect(root: Path) -> list[LanguageStats]:
     out = []
     for lang_dir in _language_dirs(root):
         st = LanguageStats(lang_dir.name)
-        files = sorted(lang_dir.glob("line_completion*.jsonl"))
+        files = layout.split_files(lang_dir)
         for path in files:
             st.settings[path.stem] = sum(1 for _ in read_jsonl(path))
         # Prompts and groundtruths are the same in every setting: read them once, from the base file if present.
-        main = lang_dir / f"{_BASE}.jsonl"
+        main = lang_dir / layout.SPLIT_FILE
         main = main if main.is_file() else (files[0] if files else None)
         if main is not None:
             for rec in read_jsonl(main):
@@ -67,8 +64,8 @@ def collect(root: Path) -> list[LanguageStats]:
                 st.repositories[repo] = st.repositories.get(repo, 0) + 1
                 st.groundtruth_chars.append(len(rec.get("groundtruth", "")))
                 st.prompt_lines.append(rec.get("prompt", "").count("\n") + 1)
-        stats_path = lang_dir / "stats.json"
-        excluded = lang_dir / "excluded.jsonl"
+        stats_path = lang_dir / layout.STATS_FILE
+        excluded = lang_dir / layout.EXCLUDED_FILE
         counted: Counter[str] = Counter()
         if excluded.is_file():
             for rec in read_jsonl(excluded):
@@ -83,7 +80,7 @@ def collect(root: Path) -> list[LanguageStats]:
             st.screens_profile = (stats.get("screens") or {}).get("profile")
         else:
             st.dropped = dict(counted)
-        audit = lang_dir / "audit.json"
+        audit = lang_dir / layout.AUDIT_FILE
         if audit.is_file():
             st.audit = json.loads(audit.read_text(encoding="utf-8"))
         out.append(st)
@@ -176,7 +173,7 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
         "## Examples per language and setting",
         "",
     ]
-    settings = sorted({s for st in langs for s in st.settings}, key=lambda s: (s != _BASE, s))
+    settings = sorted({s for st in langs for s in st.settings}, key=lambda s: (s != layout.SPLIT_STEM, s))
     lines += _table(["language", *settings], [[st.language, *[st.settings.get(s, "-") for s in settings]]
                                               for st in langs])
     lines += ["", "## Examples per repository", ""]
@@ -294,7 +291,7 @@ def write_card(out_dir: str | os.PathLike, command: list[str], tool_versions: di
                    {st.language: st.groundtruth_chars for st in langs})
     draw_histogram(root / FIGURES_DIR / "prompt_length.png", "Prompt length", "lines",
                    {st.language: st.prompt_lines for st in langs})
-    card = root / "README.md"
+    card = root / layout.CARD_FILE
     with AtomicWriter(card) as w:
         w.write(render(root, langs, command, tool_versions or {}))
     return card

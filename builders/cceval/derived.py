@@ -13,9 +13,8 @@ import shlex
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from benchsmith.builders.cceval.writers import HF_DIR, PARQUET_DIR
-
-CARD_FILE = "README.md"
+from benchsmith.export import OutputFormat
+from benchsmith.layout import CARD_FILE, HF_DIR, PARQUET_DIR
 _COMMAND_BLOCK = re.compile(r"^## How it was built\n\n```bash\n(?P<cmd>.*?)\n```", re.MULTILINE | re.DOTALL)
 
 
@@ -33,8 +32,8 @@ def write_derived(out_dir: str | os.PathLike, *, command: Sequence[str] | None, 
 
         write_card(out_dir, command=list(command or []), tool_versions=tool_versions or {})
     formats = {f.strip() for f in formats if f.strip()}
-    if formats - {"jsonl"} or push_to_hub:
-        from benchsmith.builders.cceval.writers import write_outputs
+    if formats - {OutputFormat.JSONL.value} or push_to_hub:
+        from benchsmith.export import write_outputs
 
         write_outputs(out_dir, formats=formats, push_to_hub=push_to_hub)
 
@@ -59,7 +58,8 @@ def rewrite_derived(language_dir: str | os.PathLike) -> None:
     build's recorded command; hf/ and parquet/ are rewritten only when the build wrote them)."""
     lang = Path(language_dir)
     root = lang.parent
-    formats = ["jsonl"] + [f for f, d in (("hf", HF_DIR), ("parquet", PARQUET_DIR)) if (root / d).is_dir()]
+    views = ((OutputFormat.HF, HF_DIR), (OutputFormat.PARQUET, PARQUET_DIR))
+    formats = [OutputFormat.JSONL.value] + [f.value for f, d in views if (root / d).is_dir()]
     has_card = (root / CARD_FILE).is_file()
     write_derived(root, command=recorded_command(root) if has_card else None, formats=formats, card=has_card,
                   language_dirs=[lang])

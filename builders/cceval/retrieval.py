@@ -28,6 +28,7 @@ from benchsmith.builders.cceval.retrievers import (BM25Index, DenseEncoder, Dens
                                                    _cached_encoder)
 from benchsmith.builders.cceval.tokenize_code import tokenize
 from benchsmith.files import SourceFile
+from benchsmith.layout import variant_stem
 from benchsmith.records import CompletionExample, CrossFileContext, RetrievedChunk
 from benchsmith.enums import StrEnum
 from benchsmith.registry import Registry
@@ -144,7 +145,7 @@ def retriever_tag(kind: Retriever, dense_model: str | None = None) -> str:
 
 
 def output_key(setting: QuerySetting, kind: Retriever, dense_model: str | None = None) -> str:
-    return f"line_completion_{setting.value}_{retriever_tag(kind, dense_model)}"
+    return variant_stem(setting.value, retriever_tag(kind, dense_model))
 
 
 # --------------------------------------------------------------------------------------------------- queries

@@ -8,10 +8,14 @@ Output, under ``DIR/humanext/``:
 * ``pairs.jsonl``: the pairs as :class:`benchsmith.records.FunctionPair` (``extra.reference_passes``).
 * ``invalid_pairs.jsonl``: pairs whose reference fails its own tests, with the failing assertion, the line in
   the tests, what the reference returned (or the exception).
+* ``excluded.jsonl``: every pair or variant the build dropped, as an :class:`benchsmith.records.Exclusion`
+  (stage ``validation``, reason ``reference_fails_tests``; see :mod:`.steps`), counted per reason in
+  ``stats.json`` ``dropped``.
 * ``stats.json``: counts (pairs, variants by setting and perturbation, auxiliary usage of the human targets,
-  no-op perturbations, the variant check) and the configuration.
-* with ``--format hf`` / ``parquet``: ``hf/`` (``datasets.load_from_disk``) and ``variants.parquet``; there the
-  ``extra`` column is a JSON string so the schema stays flat and fixed.
+  no-op perturbations, the variant check, drops per reason) and the configuration.
+* with ``--format hf`` / ``parquet``: ``hf/`` (``datasets.load_from_disk``) and ``variants.parquet``
+  (:func:`benchsmith.export.write_variant_table`); there the ``extra`` column is a JSON string so the schema
+  stays flat and fixed.
 
 How a scorer runs a variant (see also :mod:`.prompts`)::
 
@@ -28,18 +32,16 @@ Step-by-step stage 2 records carry ``template`` and ``extra["program_template"]`
 from __future__ import annotations
 
 import collections
-import hashlib
-import json
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchsmith import layout
 from benchsmith.evaluate.humanext.style import AuxUsage, auxiliary_usage
+from benchsmith.export import OutputFormat, write_variant_table
 from benchsmith.humanext_program import assemble_program, program_prefix
 from benchsmith.jsonio import write_json, write_jsonl
+from benchsmith.pipeline import DropLedger
 from benchsmith.records import PromptVariant, Setting
 
 from .perturb import PerturbationError
@@ -47,10 +49,11 @@ from .prompts import Formatter, PromptStyle, load_tokenizer
 from .render import PairFormatError
 from .settings import PairContext, VariantConfig, variants_for_pair
 from .sources import Pair, load_pairs, load_pool
-from .validate import PairCheck, run_batched, validate_pairs
+from .steps import CheckVariants, ValidatePairs
+from .validate import PairCheck, run_batched
 
 
-FORMATS = ("jsonl", "hf", "parquet")
+FORMATS = tuple(f.value for f in OutputFormat)
 CHECK_BATCH = 64  # programs per sandboxed process in --check-variants
 
 
@@ -78,6 +81,7 @@ class BuildResult:
     variants: list[PromptVariant]
     stats: dict[str, Any]
     variant_failures: list[dict[str, Any]]
+    ledger: DropLedger = field(default_factory=DropLedger)
 
     @property
     def invalid(self) -> list[PairCheck]:
@@ -96,9 +100,11 @@ def build(opts: BuildOptions) -> BuildResult:
     usage = collections.Counter(auxiliary_usage(p.target.code(), p.auxiliary.name).value for p in pairs)
 
     sandbox = Sandbox(timeout=opts.timeout, workers=opts.workers)
-    checks = validate_pairs(pairs, sandbox, progress=opts.progress)
+    ledger = DropLedger()
+    validation = ValidatePairs(sandbox, opts.keep_invalid, opts.progress, ledger)
+    chosen = list(validation(pairs))
+    checks = validation.checks
     passed = {c.pair_id for c in checks if c.passed}
-    chosen = [p for p in pairs if p.pair_id in passed or opts.keep_invalid]
 
     pool_desc, pool = load_pool(opts.pool, pairs)
     rename_pool = sorted({f.name for f in pool})
@@ -123,15 +129,15 @@ def build(opts: BuildOptions) -> BuildResult:
 
     failures: list[dict[str, Any]] = []
     if opts.check_variants:
-        failures = check_variants(variants, chosen, sandbox, progress=opts.progress)
-        bad = {f["task_id"] for f in failures}
-        # a variant whose own reference fails is a rendering bug or a clashing distractor: never ship it
-        variants = [v for v in variants if v.task_id not in bad or not v.extra.get("reference_passes")]
+        checking = CheckVariants(lambda vs: check_variants(vs, chosen, sandbox, progress=opts.progress), ledger)
+        variants = list(checking(variants))
+        failures = checking.failures
 
-    out_dir = Path(opts.output) / "humanext"
+    out_dir = Path(opts.output) / layout.HUMANEXT_DIR
     stats = _stats(source, pool_desc, len(pool), opts, pairs, checks, chosen, variants, usage, failures)
-    _write(out_dir, opts, pairs, passed, checks, variants, stats, failures)
-    return BuildResult(out_dir, pairs, checks, variants, stats, failures)
+    stats["dropped"] = dict(sorted(ledger.dropped.items()))
+    _write(out_dir, opts, pairs, passed, checks, variants, stats, failures, ledger)
+    return BuildResult(out_dir, pairs, checks, variants, stats, failures, ledger)
 
 
 def variant_program(variant: PromptVariant, completion: str, stage1: PromptVariant | None = None,
@@ -226,87 +232,23 @@ def _stats(source, pool_desc: str, pool_size: int, opts: BuildOptions, pairs: li
 
 
 def _write(out_dir: Path, opts: BuildOptions, pairs: list[Pair], passed: set[str], checks: list[PairCheck],
-           variants: list[PromptVariant], stats: dict[str, Any], failures: list[dict[str, Any]]) -> None:
+           variants: list[PromptVariant], stats: dict[str, Any], failures: list[dict[str, Any]],
+           ledger: DropLedger) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    if "jsonl" in opts.formats:
-        write_jsonl(out_dir / "variants.jsonl", variants)
+    if OutputFormat.JSONL.value in opts.formats:
+        write_jsonl(out_dir / layout.VARIANTS_FILE, variants)
     records = []
     for p in pairs:
         rec = p.to_record()
         rec.extra["reference_passes"] = p.pair_id in passed
         records.append(rec)
-    write_jsonl(out_dir / "pairs.jsonl", records)
-    write_jsonl(out_dir / "invalid_pairs.jsonl", [c.to_dict() for c in checks if not c.passed])
+    write_jsonl(out_dir / layout.PAIRS_FILE, records)
+    write_jsonl(out_dir / layout.INVALID_PAIRS_FILE, [c.to_dict() for c in checks if not c.passed])
+    write_jsonl(out_dir / layout.EXCLUDED_FILE, ledger.exclusions)
     if opts.check_variants:
-        write_jsonl(out_dir / "variant_check_failures.jsonl", failures)
-    rows = [_flat_row(v) for v in variants]
-    if "parquet" in opts.formats:
-        _write_parquet(out_dir / "variants.parquet", rows)
-    if "hf" in opts.formats:
-        _write_hf(out_dir / "hf", rows)
-    write_json(out_dir / "stats.json", stats)
-
-
-def _flat_row(v: PromptVariant) -> dict[str, Any]:
-    row = v.to_dict()
-    row["extra"] = json.dumps(row["extra"], ensure_ascii=False, sort_keys=True)
-    return row
-
-
-def _arrow_schema():
-    import pyarrow as pa  # lazy: the hf extra
-
-    s, i = pa.string(), pa.int32()
-    return pa.schema([
-        ("task_id", s), ("pair_id", s), ("setting", s), ("perturbation", s), ("prompt", s), ("stop", pa.list_(s)),
-        ("entry_point", s), ("auxiliary_name", s), ("tests", s), ("imports", pa.list_(s)), ("position", i),
-        ("num_auxiliary", i), ("sample_index", i), ("seed", pa.int64()), ("stage", i), ("template", s),
-        ("extra", s),
-    ])
-
-
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise RuntimeError("--format parquet needs pyarrow: pip install 'benchsmith[hf]'") from exc
-    table = pa.Table.from_pylist(rows, schema=_arrow_schema())
-    fd, tmp = tempfile.mkstemp(prefix=".variants.", suffix=".parquet", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def _write_hf(path: Path, rows: list[dict[str, Any]]) -> None:
-    try:
-        import datasets
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise RuntimeError("--format hf needs datasets: pip install 'benchsmith[hf]'") from exc
-    import pyarrow as pa
-
-    table = pa.Table.from_pylist(rows, schema=_arrow_schema())
-    # A fingerprint derived from the content (datasets would draw a random one for in-memory data), so the
-    # same build writes the same state.json.
-    digest = hashlib.sha256()
-    for row in rows:
-        digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-    ds = datasets.Dataset(table, fingerprint=digest.hexdigest()[:16])
-    tmp = Path(tempfile.mkdtemp(prefix=".hf.", dir=path.parent))
-    bars = datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()  # our own progress display is rich; keep stderr readable
-    try:
-        ds.save_to_disk(str(tmp / "data"))
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp / "data", path)
-    finally:
-        if bars:
-            datasets.enable_progress_bars()
-        shutil.rmtree(tmp, ignore_errors=True)
+        write_jsonl(out_dir / layout.VARIANT_CHECK_FILE, failures)
+    write_variant_table(out_dir, variants, opts.formats)
+    write_json(out_dir / layout.STATS_FILE, stats)
 
 
 def write_report(result: BuildResult, console=None) -> None:

@@ -169,7 +169,8 @@ def _pairs_from_records(records: Iterable[tuple[int, dict[str, Any]]], stem: str
         where = f"{stem} record {number}"
         pair = pair_from_record(obj, index, number, stem)
         if pair.pair_id in seen:
-            raise PairFormatError(where, "pair_id", f"duplicate pair id {pair.pair_id!r} (first at {seen[pair.pair_id]})")
+            raise PairFormatError(where, "pair_id",
+                                  f"duplicate pair id {pair.pair_id!r} (first at {seen[pair.pair_id]})")
         seen[pair.pair_id] = where
         yield pair
 

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Sequence
 
+from benchsmith.records import Reason, Stage
+
 from .sources import Pair
 
 MARKER = "__BENCHSMITH_ASSERTION__"
@@ -75,14 +77,24 @@ class PairCheck:
             "pair_id": self.pair_id,
             "target_name": self.target_name,
             "auxiliary_name": self.auxiliary_name,
-            "stage": "validation",
-            "reason": "reference_fails_tests",
+            "stage": Stage.VALIDATION.value,
+            "reason": Reason.REFERENCE_FAILS_TESTS.value,
             "verdict": self.verdict,
             "line": self.line,
             "assertion": self.assertion,
             "returned": self.returned,
             "error": self.error,
         }
+
+    def failure(self) -> str:
+        """One line: the failing assertion (and its line in the tests) with what the reference returned, or the
+        error when the failure is not a plain failed assertion."""
+        where = f" (line {self.line} of the tests)" if self.line else ""
+        if self.assertion:
+            if self.returned is not None:
+                return f"{self.assertion}{where}: the reference returned {self.returned}"
+            return f"{self.assertion}{where}" + (f": {self.error}" if self.error else "")
+        return f"{self.error or self.verdict}{where}"
 
 
 def diagnostic_program(pair: Pair) -> str:

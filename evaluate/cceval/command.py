@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchsmith.jsonio import parse_jsonl
+from benchsmith.layout import DETAILED_RESULTS_FILE, RESULTS_FILE, TRUNCATED_PREDICTIONS_FILE
 
 from benchsmith.evaluate.cceval.common import ExampleScore, Language, Mode, aggregate, require_compat_language
 from benchsmith.evaluate.predictions import Prediction, Wording, check_text, read_predictions
@@ -173,10 +174,10 @@ def write_outputs(out_dir: Path, results: dict, scores: list[ExampleScore]) -> N
     from benchsmith.jsonio import write_json, write_jsonl
 
     multi = "samples" in results
-    write_jsonl(out_dir / "detailed_results.jsonl", (s.detailed(multi) for s in scores))
-    write_jsonl(out_dir / "prediction_truncated.jsonl", (s.truncated(multi) for s in scores))
+    write_jsonl(out_dir / DETAILED_RESULTS_FILE, (s.detailed(multi) for s in scores))
+    write_jsonl(out_dir / TRUNCATED_PREDICTIONS_FILE, (s.truncated(multi) for s in scores))
     # results.json last: its presence means the other two files are complete.
-    write_json(out_dir / "results.json", results)
+    write_json(out_dir / RESULTS_FILE, results)
 
 
 def print_table(results: dict, out_dir: Path) -> None:

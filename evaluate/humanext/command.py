@@ -25,6 +25,7 @@ from pathlib import Path
 
 from benchsmith.evaluate.humanext.inputs import (CODE_BLOCK_MODES, ReportInputError, load_predictions,
                                                  load_variants, model_names)
+from benchsmith.layout import RESULTS_FILE, SAMPLES_FILE
 from benchsmith.evaluate.humanext.passk import parse_ks
 from benchsmith.evaluate.humanext.plan import Plan, execute, plan_model, scored_variants
 from benchsmith.evaluate.humanext.results import model_results
@@ -120,8 +121,8 @@ def score(args: argparse.Namespace, console=None) -> Path:
     }
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / "results.json", results)
-    write_jsonl(out / "samples.jsonl", [s.to_dict() for s in samples])
+    write_json(out / RESULTS_FILE, results)
+    write_jsonl(out / SAMPLES_FILE, [s.to_dict() for s in samples])
     from benchsmith.evaluate.humanext.report import write_report
 
     return write_report(out, results, ks)

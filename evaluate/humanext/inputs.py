@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from benchsmith.evaluate.predictions import Prediction, Wording, read_predictions
+from benchsmith.layout import HUMANEXT_DIR, VARIANTS_FILE
 from benchsmith.records import PromptVariant, Setting
 
 SETTING_ORDER = [Setting.DIRECT, Setting.IRRELEVANT, Setting.ORACLE, Setting.STEP_BY_STEP, Setting.MULTI_AUXILIARY]
@@ -39,7 +40,7 @@ class ModelPredictions:
 def variants_path(path: Path) -> Path:
     if path.is_file():
         return path
-    for cand in (path / "variants.jsonl", path / "humanext" / "variants.jsonl"):
+    for cand in (path / VARIANTS_FILE, path / HUMANEXT_DIR / VARIANTS_FILE):
         if cand.is_file():
             return cand
     raise ReportInputError(f"{path}: no variants.jsonl here (expected the file, or a directory holding it "

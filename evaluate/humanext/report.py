@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from benchsmith.layout import REPORT_FILE
+
 SETTINGS = [("direct", "Direct"), ("irrelevant", "Irrelevant"), ("oracle", "Oracle"),
             ("step_by_step", "Step-by-step"), ("multi_auxiliary", "Multi-aux")]
 ROBUSTNESS = [("none", "Oracle"), ("renamed", "Renamed"), ("no_docstring", "No docstring"),
@@ -239,7 +241,7 @@ def write_report(out: Path, results: dict[str, Any], ks: Sequence[int]) -> Path:
         for verdict, count in m["verdicts"].items():
             md.append(f"| {name} | {verdict} | {count} |")
     md.append("")
-    path = out / "report.md"
+    path = out / REPORT_FILE
     from benchsmith.jsonio import AtomicWriter
 
     with AtomicWriter(path) as w:

@@ -29,10 +29,14 @@ from benchsmith.runner import ContainerSpec, Limits, Mount
 
 
 def _detect_engine() -> ToolchainBackend:
-    for engine in (ToolchainBackend.DOCKER, ToolchainBackend.PODMAN):
-        if shutil.which(engine.value):
-            return engine
-    raise SandboxUnavailable("the container backend needs docker or podman on PATH")
+    # the one engine detection (benchsmith.containers): an engine counts only when its daemon answers
+    from benchsmith.containers import detect_engine
+
+    engine = detect_engine()
+    if engine is None:
+        raise SandboxUnavailable("the container backend needs docker or podman whose daemon answers "
+                                 "(`docker info` / `podman info`)")
+    return engine
 
 
 class Sandbox:

@@ -104,7 +104,7 @@ def test_full_build_through_the_cli(hcl, tmp_path):
 def test_container_backend_reports_what_the_local_backend_reports(tmp_path):
     from benchsmith.analyzers import AnalyzerOptions
     from benchsmith.containers import build_all, detect_engine
-    from benchsmith.runner import Backend
+    from benchsmith.runner import ToolchainBackend
 
     engine = detect_engine()
     if engine is None:
@@ -112,11 +112,11 @@ def test_container_backend_reports_what_the_local_backend_reports(tmp_path):
     build_all(engine, names=["go"])  # nothing to do after `make images`; a broken Dockerfile fails here
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "go" / "basic"
     refs = {}
-    for backend in (Backend.LOCAL, engine):
+    for backend in (ToolchainBackend.LOCAL, engine):
         analyzer = get_analyzer("go", AnalyzerOptions(backend=backend))
         snap = snapshot(fixture, analyzer.extensions, tmp_path / backend.value / "snap", repo_name="basic")
         snap.configs = analyzer.read_configs(fixture)
         res = analyzer.analyze(snap, tmp_path / backend.value / "work")
         assert [e.reason.value for e in res.exclusions] == ["syntax_error"], res.exclusions
         refs[backend] = [r.to_dict() for r in res.refs]
-    assert refs[Backend.LOCAL] and refs[Backend.LOCAL] == refs[engine]
+    assert refs[ToolchainBackend.LOCAL] and refs[ToolchainBackend.LOCAL] == refs[engine]

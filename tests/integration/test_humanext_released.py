@@ -67,6 +67,11 @@ def test_exactly_the_failing_references_are_reported_and_left_out(full_build):
         assert r["returned"] is not None or r["error"]
     factorial = next(r for r in rows if r["target_name"] == "factorial")
     assert factorial["assertion"] == "assert candidate(7) == 5040" and factorial["returned"] == "0"
+    # the same six, dropped through the pipeline's one channel: excluded.jsonl and stats.json "dropped"
+    excluded = [json.loads(x) for x in (full_build.out_dir / "excluded.jsonl").read_text().splitlines()]
+    assert sorted(e["item_id"] for e in excluded) == sorted(c.pair_id for c in full_build.invalid)
+    assert {(e["stage"], e["reason"]) for e in excluded} == {("validation", "reference_fails_tests")}
+    assert stats["dropped"] == {"reference_fails_tests": 6}
     written = {v.pair_id for v in full_build.variants}
     assert len(written) == 145
     assert not written & {c.pair_id for c in full_build.invalid}
@@ -82,5 +87,5 @@ def test_counts_and_variant_check(full_build):
 def test_same_seed_gives_byte_identical_files(full_build, tmp_path):
     # without --check-variants this time (stats.json records whether the check ran, the data files do not)
     again = build(BuildOptions(output=tmp_path, pairs=str(DATA), progress=False))
-    for name in ("variants.jsonl", "pairs.jsonl", "invalid_pairs.jsonl"):
+    for name in ("variants.jsonl", "pairs.jsonl", "invalid_pairs.jsonl", "excluded.jsonl"):
         assert (again.out_dir / name).read_bytes() == (full_build.out_dir / name).read_bytes(), name

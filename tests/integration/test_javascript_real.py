@@ -84,7 +84,7 @@ def test_container_backend_reports_what_the_local_backend_reports(tmp_path):
     from benchsmith.analyzers import AnalyzerOptions, get_analyzer
     from benchsmith.containers import build_all, detect_engine
     from benchsmith.files import snapshot
-    from benchsmith.runner import Backend
+    from benchsmith.runner import ToolchainBackend
 
     engine = detect_engine()
     if engine is None:
@@ -92,11 +92,11 @@ def test_container_backend_reports_what_the_local_backend_reports(tmp_path):
     build_all(engine, names=["tsc"])  # nothing to do after `make images`
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "javascript" / "project"
     refs = {}
-    for backend in (Backend.LOCAL, engine):
+    for backend in (ToolchainBackend.LOCAL, engine):
         analyzer = get_analyzer("javascript", AnalyzerOptions(backend=backend))
         snap = snapshot(fixture, analyzer.extensions, tmp_path / backend.value / "snap", repo_name="project")
         snap.configs = analyzer.read_configs(fixture)
         res = analyzer.analyze(snap, tmp_path / backend.value / "work")
         assert [e.item_id for e in res.exclusions] == ["project/src/broken.js"], res.exclusions
         refs[backend] = [r.to_dict() for r in res.refs]
-    assert refs[Backend.LOCAL] and refs[Backend.LOCAL] == refs[engine]
+    assert refs[ToolchainBackend.LOCAL] and refs[ToolchainBackend.LOCAL] == refs[engine]

@@ -16,7 +16,7 @@ import pytest
 
 from benchsmith import confine, runner
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.confine import MIB, Confinement, Limits
+from benchsmith.confine import MIB, Confinement, Limits, capabilities
 from benchsmith.files import snapshot
 from tests.hostile import toolchain_processes
 
@@ -266,7 +266,7 @@ def test_concurrent_runs_get_different_uids():
 
 def test_unavailable_confinement_refuses_in_one_line(monkeypatch, tmp_path, capsys):
     # the patched probe result stands for a machine without the namespaces (or root) confinement needs
-    monkeypatch.setattr(confine, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
+    monkeypatch.setattr(capabilities, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
     with pytest.raises(confine.ConfinementUnavailable) as err:
         confine.require(False)
     assert "\n" not in str(err.value) and "no pid namespace (test)" in str(err.value)
@@ -292,7 +292,7 @@ def test_unavailable_confinement_refuses_in_one_line(monkeypatch, tmp_path, caps
 
 
 def test_container_runs_are_confined_too(tmp_path):
-    spec = runner.ContainerSpec(engine=runner.Backend.DOCKER, image="benchsmith-x:0123456789ab",
+    spec = runner.ContainerSpec(engine=runner.ToolchainBackend.DOCKER, image="benchsmith-x:0123456789ab",
                                 mounts=(runner.Mount(str(tmp_path), "/src"),), memory="2048m", pids=256)
     argv = runner.container_argv(["tool"], spec, None)
     joined = " ".join(argv)
@@ -304,7 +304,7 @@ def test_container_runs_are_confined_too(tmp_path):
     if os.geteuid() == 0:
         assert user == f"{confine.CONTAINER_UID}:{confine.CONTAINER_UID}"
     # the analyzers' container spec carries the configured memory limit
-    analyzer = get_analyzer("python", AnalyzerOptions(backend=runner.Backend.DOCKER, memory_mb=1536,
+    analyzer = get_analyzer("python", AnalyzerOptions(backend=runner.ToolchainBackend.DOCKER, memory_mb=1536,
                                                       container_image="img:tag"))
     assert analyzer.container([], "/src").memory == "1536m"
 

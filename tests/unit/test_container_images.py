@@ -9,7 +9,7 @@ import pytest
 
 import benchsmith.containers as containers
 from benchsmith.containers import IMAGES, build_args_for, detect_engine, image_tag
-from benchsmith.runner import Backend, ContainerSpec, Limits, Mount, container_argv, container_name, repo_root
+from benchsmith.runner import ToolchainBackend, ContainerSpec, Limits, Mount, container_argv, container_name, repo_root
 
 
 def test_tag_is_a_hash_of_dockerfile_and_build_args(tmp_path, monkeypatch):
@@ -89,7 +89,7 @@ def test_no_engine_on_path_means_none(tmp_path, monkeypatch):
 
 
 def spec(**kw) -> ContainerSpec:
-    return ContainerSpec(engine=Backend.DOCKER, image="benchsmith-x:0123456789ab", **kw)
+    return ContainerSpec(engine=ToolchainBackend.DOCKER, image="benchsmith-x:0123456789ab", **kw)
 
 
 def test_run_argv_is_hardened(tmp_path):

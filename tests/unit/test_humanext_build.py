@@ -12,7 +12,7 @@ from benchsmith.builders.humanext.prompts import AUXILIARY_MARKER, BASE_STOP, Pr
 from benchsmith.builders.humanext.settings import VariantConfig
 from benchsmith.builders.humanext.sources import load_pairs
 from benchsmith.cli import main
-from benchsmith.records import Perturbation, PromptVariant, Setting
+from benchsmith.records import Exclusion, Perturbation, PromptVariant, Reason, Setting, Stage
 
 CONFIG = VariantConfig(samples=2, num_auxiliary=4, seed=7)
 
@@ -134,12 +134,39 @@ def test_invalid_pair_is_reported_and_left_out(tmp_path):
     assert bad["assertion"] == "assert candidate(1) == 3"
     assert bad["returned"] == "4" and bad["line"] == 2
     assert {v.pair_id for v in res.variants} == {"demo/count_vowels"}
+    # the drop goes through the pipeline's one channel: excluded.jsonl and the per-reason count in stats.json
+    (exc,) = [Exclusion.from_dict(json.loads(line))
+              for line in (res.out_dir / "excluded.jsonl").read_text().splitlines()]
+    assert (exc.item_id, exc.stage, exc.reason) == ("fx/broken", Stage.VALIDATION, Reason.REFERENCE_FAILS_TESTS)
+    assert "assert candidate(1) == 3" in exc.detail and "returned 4" in exc.detail
+    assert res.stats["dropped"] == {"reference_fails_tests": 1}
+    assert json.loads((res.out_dir / "stats.json").read_text())["dropped"] == {"reference_fails_tests": 1}
     kept = build(_opts(tmp_path / "k", pairs=str(src), config=cfg, keep_invalid=True, check_variants=True))
     flags = {v.pair_id: v.extra["reference_passes"] for v in kept.variants}
     assert flags == {"demo/count_vowels": True, "fx/broken": False}
     # the variant check runs the kept pair's reference too, and reports exactly its variants as failing
     failed = kept.stats["variant_check"]["failed_task_ids"]
     assert sorted(failed) == sorted(v.task_id for v in kept.variants if v.pair_id == "fx/broken")
+    # kept with --keep-invalid: written, flagged, and therefore not dropped
+    assert kept.stats["dropped"] == {} and (kept.out_dir / "excluded.jsonl").read_text() == ""
+
+
+def test_variant_check_drops_failing_variants_of_valid_pairs_with_a_reason(demo):
+    from benchsmith.builders.humanext.steps import CheckVariants
+    from benchsmith.pipeline import DropLedger
+
+    valid = next(v for v in demo.variants if v.extra["reference_passes"])
+    flagged = PromptVariant.from_dict({**valid.to_dict(), "task_id": "fx/kept/x",
+                                       "extra": {**valid.extra, "reference_passes": False}})
+    ledger = DropLedger()
+    # the callable stands for the sandboxed run of every variant with the human reference completion
+    step = CheckVariants(lambda vs: [{"task_id": t, "pair_id": "p", "error": "AssertionError: "}
+                                     for t in (valid.task_id, flagged.task_id)], ledger)
+    kept = list(step([valid, flagged]))
+    assert kept == [flagged]  # a variant of a pair kept with --keep-invalid fails by construction and stays
+    (exc,) = ledger.exclusions
+    assert (exc.item_id, exc.stage, exc.reason) == (valid.task_id, Stage.VALIDATION, Reason.REFERENCE_FAILS_TESTS)
+    assert exc.detail == "variant check: AssertionError: " and ledger.dropped == {"reference_fails_tests": 1}
 
 
 def test_codellama_instruct_prompts(tmp_path):

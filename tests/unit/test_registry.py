@@ -172,9 +172,8 @@ def test_commands_are_the_cli():
 
 def test_build_toolchain_backend_flag_and_its_old_spelling():
     from benchsmith.cli import build_parser
-    from benchsmith.runner import Backend, ToolchainBackend
+    from benchsmith.runner import ToolchainBackend
 
-    assert Backend is ToolchainBackend  # the old name still imports
     base = ["build", "cceval", "--lang", "python", "--repo", "r", "--output", "o"]
     assert build_parser().parse_args(base).toolchain_backend is ToolchainBackend.LOCAL
     new = build_parser().parse_args([*base, "--toolchain-backend", "docker"])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith import export as E
 from benchsmith.builders.cceval import writers as W
 from benchsmith.jsonio import write_jsonl
 
@@ -46,7 +47,7 @@ def _tree_hash(path: Path) -> dict[str, str]:
 
 def test_hf_dataset_dict_has_one_split_per_language_and_setting_with_explicit_features(tmp_path):
     root = _build(tmp_path / "out")
-    summary = W.write_outputs(root, {"jsonl", "hf", "parquet"})
+    summary = E.write_outputs(root, {"jsonl", "hf", "parquet"})
     assert summary.counts == {
         "java_line_completion_oracle_bm25": 0, "java_line_completion_rg1_bm25": 1,
         "python_line_completion_oracle_bm25": 3, "python_line_completion_rg1_bm25": 3, "humanext_direct": 1,
@@ -78,12 +79,12 @@ def test_hf_dataset_dict_has_one_split_per_language_and_setting_with_explicit_fe
 
 def test_outputs_are_byte_identical_across_runs(tmp_path):
     a, b = _build(tmp_path / "a"), _build(tmp_path / "b")
-    W.write_outputs(a, ["hf", "parquet"])
-    W.write_outputs(b, ["hf", "parquet"])
+    E.write_outputs(a, ["hf", "parquet"])
+    E.write_outputs(b, ["hf", "parquet"])
     assert _tree_hash(a / "hf") == _tree_hash(b / "hf")
     assert _tree_hash(a / "parquet") == _tree_hash(b / "parquet")
     before = _tree_hash(a / "hf")
-    W.write_outputs(a, ["hf"])  # rewriting in place swaps the directory, same bytes, no leftovers
+    E.write_outputs(a, ["hf"])  # rewriting in place swaps the directory, same bytes, no leftovers
     assert _tree_hash(a / "hf") == before
     assert not any(p.name.startswith(".") for p in a.iterdir())
 
@@ -93,33 +94,33 @@ def test_type_clash_names_file_record_and_field(tmp_path):
     bad = _record(7, "python")
     bad["crossfile_context"]["list"][0]["score"] = "high"
     write_jsonl(root / "python" / "line_completion_rg1_bm25.jsonl", [_record(0, "python"), bad])
-    with pytest.raises(W.SchemaError, match=r"line_completion_rg1_bm25.jsonl: record 2: field crossfile_context.list\[\].score"):
-        W.write_outputs(root, ["hf"])
+    with pytest.raises(E.SchemaError, match=r"line_completion_rg1_bm25.jsonl: record 2: field crossfile_context.list\[\].score"):
+        E.write_outputs(root, ["hf"])
     assert not (root / "hf").exists()
 
 
 def test_missing_fields_and_broken_json_are_reported(tmp_path):
     root = tmp_path / "out"
     write_jsonl(root / "python" / "line_completion.jsonl", [{"prompt": "x"}])
-    with pytest.raises(W.SchemaError, match="record 1: missing CrossCodeEval field"):
-        W.write_outputs(root, ["jsonl"])
+    with pytest.raises(E.SchemaError, match="record 1: missing CrossCodeEval field"):
+        E.write_outputs(root, ["jsonl"])
     (root / "python" / "line_completion.jsonl").write_text('{"prompt": \n')
     with pytest.raises(ValueError, match=r"line_completion.jsonl:1: invalid JSON"):
-        W.write_outputs(root, ["jsonl"])
+        E.write_outputs(root, ["jsonl"])
 
 
 def test_nothing_to_write_and_bad_arguments_are_clear(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="build the benchmark first"):
-        W.write_outputs(tmp_path / "empty")
+        E.write_outputs(tmp_path / "empty")
     with pytest.raises(ValueError, match="unknown output format 'csv'"):
-        W.write_outputs(tmp_path / "empty", ["csv"])
+        E.write_outputs(tmp_path / "empty", ["csv"])
     with pytest.raises(FileNotFoundError, match="not a saved DatasetDict"):
-        W.push_to_hub(tmp_path / "empty", "me/ds")
+        E.push_to_hub(tmp_path / "empty", "me/ds")
     root = _build(tmp_path / "out")
-    W.write_outputs(root, ["hf"])
+    E.write_outputs(root, ["hf"])
     with pytest.raises(ValueError, match="repo_id"):
-        W.push_to_hub(root / "hf", "not a repo id")
+        E.push_to_hub(root / "hf", "not a repo id")
 
 
 def test_cli_prints_a_table(tmp_path, capsys):

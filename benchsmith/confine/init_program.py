@@ -1,4 +1,4 @@
-"""The init program of a confined toolchain run (see confine.py).  Run as ``python -I -S -B -c <this> PLAN -- ARGV``
+"""The init program of a confined toolchain run (see launch.py).  Run as ``python -I -S -B -c <this> PLAN -- ARGV``
 by root; never imported.  Standard library only, nothing from site-packages.
 
 P0 (this process, root): joins the run's cgroups, unshares mount/pid/net/ipc/uts, builds the new root, forks P1.
