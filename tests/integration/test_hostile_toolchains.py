@@ -1,4 +1,4 @@
-"""Hostile input for the toolchains themselves, through the real CLI (tests/hostile.py, confinement block): a
+"""Hostile input for the toolchains themselves, through the real CLI (tests/hostile/toolchains.py): a
 repository whose modules shadow every standard-library name, a pylint memory bomb, and a stand-in tsc that does
 what a compromised toolchain would (reach a host socket or the network, read /root and /home, write outside its
 scratch, fork without end, allocate without end).  Each case ends in its exact recorded verdict, no marker appears,
