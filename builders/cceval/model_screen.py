@@ -27,9 +27,8 @@ from benchsmith.evaluate.screen import REASON, RULE, ScreenError, ScreenItem, Sc
 from benchsmith.jsonio import iter_jsonl
 from benchsmith.records import Stage
 
-SPLIT = "line_completion.jsonl"
-EXCLUDED = "excluded.jsonl"
-STATS = "stats.json"
+from benchsmith.layout import EXCLUDED_FILE as EXCLUDED, SPLIT_FILE as SPLIT, STATS_FILE as STATS, VARIANT_GLOB
+from benchsmith.pipeline import DropLedger, Step
 
 
 @dataclass
@@ -97,6 +96,28 @@ def _existing_screen_exclusions(path: Path) -> tuple[list[str], set[str]]:
     return lines, ids
 
 
+class ModelScreen(Step[ScreenItem]):
+    """The model predictability screen as a pipeline step: the examples a model completes from their in-file
+    prompt alone are dropped through the ledger (stage ``screen``, reason ``predictable_without_crossfile``), the
+    others pass on in order.  It batches: the model sees all items before the first one is yielded."""
+
+    stage = Stage.SCREEN
+    tally_kept = False  # stats.json's screen section carries the screen's figures
+
+    def __init__(self, backend, opts: ScreenOptions, advance: Callable[[int], None] | None = None,
+                 counter: DropLedger | None = None) -> None:
+        super().__init__(counter)
+        self.backend, self.opts, self.advance = backend, opts, advance
+
+    def run(self, items):
+        items = list(items)
+        dropped = set()
+        for exclusion in predictable(items, self.backend, self.opts, self.advance):
+            dropped.add(exclusion.item_id)
+            self.counter.drop(exclusion)
+        yield from (item for item in items if item.task_id not in dropped)
+
+
 def screen_language(directory: str | Path, backend, opts: ScreenOptions,
                     advance: Callable[[int], None] | None = None) -> LanguageResult:
     """Screen one ``<lang>`` directory in place with an open backend (see the module docstring)."""
@@ -108,7 +129,10 @@ def screen_language(directory: str | Path, backend, opts: ScreenOptions,
     excluded_lines, already = _existing_screen_exclusions(directory / EXCLUDED)
     todo = [e for e in examples if e.task_id not in already]
 
-    new = predictable(todo, backend, opts, advance)
+    ledger = DropLedger()
+    for _kept in ModelScreen(backend, opts, advance, counter=ledger)(todo):
+        pass
+    new = ledger.exclusions
     result.screened = len(todo)
     result.newly_dropped = [x.item_id for x in new]
     drop = already | set(result.newly_dropped)
@@ -121,7 +145,7 @@ def screen_language(directory: str | Path, backend, opts: ScreenOptions,
             for x in new:
                 w.write_record(x.to_dict())
     # 2) every split file of this language: copy kept lines byte for byte
-    splits = [directory / SPLIT] + sorted(p for p in directory.glob("line_completion_*.jsonl") if p.is_file())
+    splits = [directory / SPLIT] + sorted(p for p in directory.glob(VARIANT_GLOB) if p.is_file())
     for path in splits:
         removed, kept = 0, 0
         w = AtomicWriter(path)
