@@ -17,8 +17,8 @@ from benchsmith.registry import Registry, did_you_mean
 # "build cceval" -> its module (``add_arguments`` and ``run``), with its help line as the note.  A module is imported
 # only to build its parser; one whose optional dependency is missing becomes a command that says so.
 COMMANDS: Registry[ModuleType] = Registry("command", {
-    "build cceval": "benchsmith.builders.cceval.cli",
-    "build humanext": "benchsmith.builders.humanext.cli",
+    "build cceval": "benchsmith.builders.cceval.command",
+    "build humanext": "benchsmith.builders.humanext.command",
     "generate": "benchsmith.evaluate.generation.command",
     "screen": "benchsmith.builders.cceval.model_screen",
     "audit": "benchsmith.builders.cceval.audit",

@@ -157,7 +157,7 @@ def test_ray_executor_matches_local_and_survives_a_dying_worker(tmp_path, repos,
         from ray import cloudpickle
     except ImportError as exc:
         pytest.skip(f"ray is not importable ({exc}); install the 'ray' extra to run the Ray executor tests")
-    from benchsmith.builders.cceval.cli import config_from_args
+    from benchsmith.builders.cceval.command import config_from_args
     from benchsmith.cli import build_parser
 
     out = tmp_path / "ray"
