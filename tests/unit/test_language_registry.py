@@ -82,7 +82,7 @@ def test_real_code_integration_test_exists(language):
 
 
 def test_the_cli_offers_every_language():
-    from benchsmith.builders.cceval import cli
+    from benchsmith.builders.cceval import command as cli
 
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
