@@ -24,7 +24,7 @@ def registry() -> dict[str, type[Analyzer]]:
                 isinstance(obj, type)
                 and issubclass(obj, Analyzer)
                 and obj is not Analyzer
-                and obj.__module__ == module.__name__
+                and (obj.__module__ == module.__name__ or obj.__module__.startswith(module.__name__ + "."))
                 and getattr(obj, "language", None)
             ):
                 found[obj.language] = obj

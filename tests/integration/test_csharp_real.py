@@ -93,7 +93,7 @@ def test_downlevel_pass_changes_nothing_on_csharp_7(old, tmp_path):
     without it are not touched by it, and their references and examples are byte-identical.  (The runtime also
     uses C# 7.0 local functions, which mcs 6.8 cannot parse: such a file may only go from `cannot parse` to
     analysed or to a named `unsupported_syntax` exclusion.)"""
-    from benchsmith.analyzers.csharp_copy import prepare
+    from benchsmith.analyzers.csharp.copy import prepare
 
     root = old / "src" / "runtime"
     on = _analyzer()

@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.analyzers.csharp import (Compiler, cs_ref, neutralise_error_directives, parse_compiler_output,
-                                         plan_all_stubs, scan_csharp)
+from benchsmith.analyzers.csharp import Compiler
+from benchsmith.analyzers.csharp.copy import neutralise_error_directives
+from benchsmith.analyzers.csharp.diagnostics import parse_compiler_output
+from benchsmith.analyzers.csharp.refs import cs_ref
+from benchsmith.analyzers.csharp.scan import scan_csharp
+from benchsmith.analyzers.csharp.stubs import plan_all_stubs
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import Reason
 
@@ -245,7 +249,7 @@ namespace Acme.App {
 
 
 def test_stub_blockers_are_predicted_from_declarations():
-    from benchsmith.analyzers.csharp import predict_blockers
+    from benchsmith.analyzers.csharp.blockers import predict_blockers
 
     texts = dict(PREDICT_FILES)
     infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}

@@ -1,5 +1,5 @@
 
-"""The rewrite rules behind ``csharp_downlevel.downlevel``: one function per construct, each adding edits to a
+"""The rewrite rules behind ``downlevel.downlevel``: one function per construct, each adding edits to a
 ``Ctx``.  Only what mcs (mono 6.8, ``-langversion:experimental``) rejects is rewritten."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER_FILE, Ctx, Rep, child_of_type
+from benchsmith import treesitter
+
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.core import HELPER_FILE, Ctx, Rep, child_of_type
 
 PREDEFINED_REFERENCE = frozenset({"string", "object", "dynamic"})
 # BCL value types commonly written with ``?``: their ``?`` is Nullable<T> and must stay
@@ -75,19 +77,14 @@ QUERY_PATTERNS = (
 )
 
 
-@lru_cache(maxsize=1)
-def _language():
-    import tree_sitter_c_sharp
-    from tree_sitter import Language
-
-    return Language(tree_sitter_c_sharp.language())
+GRAMMAR = "tree_sitter_c_sharp"
 
 
 @lru_cache(maxsize=1)
 def _query():
     from tree_sitter import Query
 
-    lang = _language()
+    lang = treesitter.language(GRAMMAR)
     ok = []
     for pattern in QUERY_PATTERNS:
         try:  # another grammar version may lack a node kind or token: that rule then sees nothing
@@ -99,9 +96,7 @@ def _query():
 
 
 def parse(text: str):
-    from tree_sitter import Parser
-
-    return Parser(_language()).parse(text.encode("utf-8"))
+    return treesitter.parser(GRAMMAR).parse(text.encode("utf-8"))
 
 
 def _captures(tree) -> dict[str, list]:
@@ -119,12 +114,12 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     caps = _captures(tree)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
-    from benchsmith.analyzers import csharp_downlevel_members as members
-    from benchsmith.analyzers import csharp_downlevel_patterns as patterns
-    from benchsmith.analyzers import csharp_downlevel_scopes as scopes
-    from benchsmith.analyzers import csharp_downlevel_switch as switch
-    from benchsmith.analyzers import csharp_downlevel_targets as targets
-    from benchsmith.analyzers import csharp_downlevel_tokens as tok
+    from benchsmith.analyzers.csharp.downlevel import members as members
+    from benchsmith.analyzers.csharp.downlevel import patterns as patterns
+    from benchsmith.analyzers.csharp.downlevel import scopes as scopes
+    from benchsmith.analyzers.csharp.downlevel import switch as switch
+    from benchsmith.analyzers.csharp.downlevel import targets as targets
+    from benchsmith.analyzers.csharp.downlevel import tokens as tok
 
     if global_usings:
         _insert_global_usings(ctx, global_usings)

@@ -5,9 +5,9 @@ abstract class next to the interface: mcs cannot compile a body inside an interf
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import Ctx, Rep, ancestor, child_of_type, children_of_type
-from benchsmith.analyzers.csharp_downlevel_rules import _rep_pieces, type_pieces
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Rep, ancestor, child_of_type, children_of_type
+from benchsmith.analyzers.csharp.downlevel.rules import _rep_pieces, type_pieces
 
 
 def _params(ctx: Ctx, plist):
