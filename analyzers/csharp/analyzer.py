@@ -48,7 +48,7 @@ import os
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
 from benchsmith.analyzers.csharp import verdicts

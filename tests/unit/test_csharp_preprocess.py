@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from benchsmith.analyzers.csharp import CSharpAnalyzer
-from benchsmith.analyzers.csharp.preprocess import PreprocessError, evaluate, preprocess
+from benchsmith.analyzers.csharp.conditions import PreprocessError, evaluate
+from benchsmith.analyzers.csharp.preprocess import preprocess
 from benchsmith.analyzers.csharp.project import ProjectIndex, framework_symbols, parse_project
 
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from benchsmith.text_positions import TextPositions
 
-from benchsmith.analyzers.csharp.downlevel.edits import (HELPER, HELPER_FILE, HELPER_SOURCE, Construct, Edit,  # noqa: F401
-                                                         Unsupported)
+from benchsmith.analyzers.csharp.downlevel.edits import Construct, Edit, Unsupported
 
 # literal nodes kept whole in the token list (their inner children are not tokens of the expression grammar)
 ATOMIC = frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",

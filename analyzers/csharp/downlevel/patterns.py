@@ -10,7 +10,8 @@ original stays in place; only keywords and punctuation are replaced, so position
 from __future__ import annotations
 
 from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
-from benchsmith.analyzers.csharp.downlevel.core import HELPER, HELPER_FILE, Ctx, Tok, child_of_type, expression_root
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Tok, child_of_type, expression_root
 from benchsmith.analyzers.csharp.downlevel.pattern_parser import (EQUALS, PREDEFINED, P, Parser, Unsupportable,
                                                                   _native)
 

@@ -10,7 +10,8 @@ from functools import lru_cache
 from benchsmith import treesitter
 
 from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
-from benchsmith.analyzers.csharp.downlevel.core import HELPER_FILE, Ctx, Rep, child_of_type
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Rep, child_of_type
 
 PREDEFINED_REFERENCE = frozenset({"string", "object", "dynamic"})
 # BCL value types commonly written with ``?``: their ``?`` is Nullable<T> and must stay
@@ -114,11 +115,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     caps = _captures(tree)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
-    from benchsmith.analyzers.csharp.downlevel import members as members
-    from benchsmith.analyzers.csharp.downlevel import patterns as patterns
-    from benchsmith.analyzers.csharp.downlevel import scopes as scopes
-    from benchsmith.analyzers.csharp.downlevel import switch as switch
-    from benchsmith.analyzers.csharp.downlevel import targets as targets
+    from benchsmith.analyzers.csharp.downlevel import local_functions, members, patterns, scopes, switch, targets
     from benchsmith.analyzers.csharp.downlevel import tokens as tok
 
     if global_usings:
@@ -132,7 +129,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
                  targets.with_expressions,
                  patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
                  scopes.shadowed_parameters,
-                 members.records, members.primary_constructors, members.accessors, members.local_functions,
+                 members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
                  members.default_interface_members, _top_level):  # interface members last: they move others' edits
         before = len(ctx.edits), ctx.group
         try:
