@@ -59,7 +59,8 @@ from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
 from benchsmith.analyzers.csharp.positions import offset as _offset
 from benchsmith.analyzers.csharp.preprocess import preprocess
-from benchsmith.analyzers.csharp.project import DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX
+from benchsmith.analyzers.csharp.project import (DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX,
+                                                 UNITY_ASSEMBLY_SUFFIX, UNITY_VERSION_FILE)
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
 from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
@@ -127,9 +128,13 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
     @classmethod
     def read_configs(cls, repo, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
         """``{relative path: text}`` of the repository's ``*.csproj`` and ``Directory.Build.props`` (data: their
-        unconditional defines, target frameworks and implicit usings; msbuild never runs), without following
-        symlinks."""
-        return read_data_files(repo, lambda name: name.lower().endswith(PROJECT_SUFFIX) or name in PROJECT_FILES,
+        unconditional defines, target frameworks and implicit usings; msbuild never runs), and of Unity's
+        ``*.asmdef`` and ``ProjectVersion.txt`` (which say the Unity symbols apply), without following symlinks."""
+        def wanted(name: str) -> bool:
+            return name.lower().endswith((PROJECT_SUFFIX, UNITY_ASSEMBLY_SUFFIX)) or name in PROJECT_FILES \
+                or name == UNITY_VERSION_FILE.rsplit("/", 1)[-1]
+
+        return read_data_files(repo, wanted,
                                prune=lambda d: d.startswith(".") or d in ("bin", "obj"),
                                max_bytes=max_bytes, max_files=max_files)
 
@@ -267,13 +272,18 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
             # Once mcs reports anything inside a method body it got past the declarations: more placeholders
             # (attributes it checks late) would only cost another round.
             final = (before.diagnostics is None or kind is not Compiler.MCS
-                     or plan.rounds > MAX_SHIM_ROUNDS + plan.rejects
+                     or plan.rounds > MAX_SHIM_ROUNDS + plan.rejects + plan.crashes
                      or reached_bodies(before.diagnostics, plan.infos, plan.texts))
             fixed = 0 if final else shim_fixes(before.diagnostics, plan.infos, plan.texts, shim, plan.project_ns,
                                                self.predict)
             # (in a round that is not the last, the stubbed tree's files are rewritten next: wait for its compile)
             plan.after = later.result() if later is not None else None
             if before.diagnostics is None:
+                if verdicts.crashed_on_file(plan, before, result):
+                    # mcs crashed on one file's declaration: that file is recorded and left out of both trees
+                    plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled)
+                    plan.dropped = None
+                    continue
                 verdicts.fail(result, plan.repo, before.error)
                 return None
             if not final and not fixed and plan.rejects < MAX_REJECT_ROUNDS:
@@ -298,7 +308,16 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
         if after is None:
             after = self._compile(kind, roslyn, plan.stub_tree, plan.stubbed_files, workdir / "stubbed.rsp",
                                   plan.known, workdir)
-        stats["shim_rounds"] = plan.rounds - 1 - plan.rejects
+        crashes = 0
+        while after.diagnostics is None and crashes < verdicts.MAX_CRASH_ROUNDS and after.crash_file in plan.plans \
+                and after.crash_file not in plan.dropped:
+            # the stubs of one file crash mcs (the original tree compiled): compile again without them
+            crashes += 1
+            plan.dropped.add(after.crash_file)
+            after = self._compile(kind, roslyn, plan.stub_tree,
+                                  plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources())),
+                                  workdir / "stubbed.rsp", plan.known, workdir)
+        stats["shim_rounds"] = plan.rounds - 1 - plan.rejects - plan.crashes
         stats["shim_entries"] = plan.shim.size()
         stats["rejected_files"] = len(set(plan.texts)) - len(plan.compiled) - stats.get("unparsed_files", 0) \
             - stats.get("unsupported_files", 0) if kind is Compiler.MCS else 0

@@ -5,6 +5,7 @@ into diagnostics and a crash or timeout told apart from a compile that reported 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,10 +25,18 @@ MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn
 MCS_EXTRA_REFERENCES = ("System.Numerics.dll", "Microsoft.CSharp.dll")
 
 
+# mcs's unhandled exception (``NotImplementedException: tuples > 7``...) wraps one ``InternalErrorException`` per
+# enclosing declaration, each naming its place: the last one named is the innermost.
+_CRASH = re.compile(r"Unhandled Exception:|FATAL UNHANDLED EXCEPTION")
+_CRASH_PLACE = re.compile(r"InternalErrorException: (?P<file>[^\n]+?)\((?P<line>\d+),(?P<col>\d+)\):")
+
+
 @dataclass
 class CompileOutcome:
     diagnostics: list[CsDiagnostic] | None
     error: str = ""
+    crash_file: str | None = None  # the file of the declaration the compiler crashed on, when it names one
+    crash_line: int = 0  # 1-based, in the analysed copy
 
 
 class CompilerCalls:
@@ -88,10 +97,22 @@ class CompilerCalls:
         diags = parse_compiler_output(text, known)
         # An internal error inside one expression (CS0584) is reported like any diagnostic and the run goes on;
         # a crash is an exit status other than 0/1, or a failure without the compiler's closing summary.
-        crashed = res.returncode not in (0, 1) or (res.returncode == 1 and not diags and "rror" not in text)
+        # An unhandled exception ends the run wherever it happens, with exit status 1 and no summary: a crash too,
+        # never a compile without errors.
+        unhandled = _CRASH.search(text)
+        crashed = res.returncode not in (0, 1) or (res.returncode == 1 and not diags and "rror" not in text) \
+            or unhandled is not None
         if crashed:
-            tail = " | ".join(text.strip().splitlines()[-3:])
-            return CompileOutcome(None, f"the C# compiler crashed (exit {res.returncode}): {tail}"[:500])
+            places = [m for m in _CRASH_PLACE.finditer(text) if m.group("file").strip() in known]
+            lines = text.strip().splitlines()
+            if unhandled is not None:
+                tail = " | ".join(ln for ln in lines if "Exception" in ln and not ln.lstrip().startswith("at "))[:300]
+            else:
+                tail = " | ".join(lines[-3:])
+            out = CompileOutcome(None, f"the C# compiler crashed (exit {res.returncode}): {tail}"[:500])
+            if places:
+                out.crash_file, out.crash_line = places[-1].group("file").strip(), int(places[-1].group("line"))
+            return out
         return CompileOutcome(diags)
 
     def _compile(self, kind: Compiler, roslyn: Roslyn | None, tree: Path, files: list[str], rsp: Path,

@@ -40,7 +40,8 @@ class CsPlan:
     after: CompileOutcome | None = None
     stubbed_files: list[str] = field(default_factory=list)
     rounds: int = 0
-    rejects: int = 0
+    rejects: int = 0  # rounds compiled again without files mcs rejects or crashes on
+    crashes: int = 0
     # attribution
     types_by_name: dict[str, list[CsType]] = field(default_factory=dict)
     mentions: dict = field(default_factory=dict)

@@ -15,6 +15,7 @@ from benchsmith.analyzers.csharp.scan import CsFileInfo, in_body
 from benchsmith.analyzers.csharp.stubs import CsStubs
 from benchsmith.records import Exclusion, Reason, Stage
 
+MAX_CRASH_ROUNDS = 3  # compiles again without a file whose declaration crashes mcs, at most this often
 UNSUPPORTED_PREFIX = "unsupported_syntax:"  # an UNSUPPORTED_SYNTAX exclusion's detail names the construct after it
 
 
@@ -140,3 +141,19 @@ def original_line(prepared: Prepared | None, path: str, texts: dict[str, str], d
         return d.line
     off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
     return _position(copy.original, off)[0] + 1
+
+
+def crashed_on_file(plan, out: CompileOutcome, result: AnalysisResult) -> bool:
+    """When the compiler crashed on a declaration of one compiled file (mcs: ``NotImplementedException: tuples >
+    7``), that file is recorded (``toolchain_crash``) and taken out of ``plan.compiled``; False when the crash names
+    no such file, the rounds for this are spent, or no other file would be left."""
+    path = out.crash_file
+    if path is None or path not in plan.compiled or len(plan.compiled) < 2 or \
+            plan.crashes >= MAX_CRASH_ROUNDS:
+        return False
+    plan.crashes += 1
+    plan.compiled.discard(path)
+    line = original_line(plan.prepared, path, plan.texts, CsDiagnostic(path, out.crash_line, 1, "error", "", ""))
+    result.exclusions.append(Exclusion(f"{plan.repo}/{path}", Stage.ANALYZER, Reason.TOOL_CRASH,
+                                       f"mcs crashes on a declaration, line {line}: {out.error[:300]}", plan.repo))
+    return True

@@ -240,7 +240,7 @@ def default_interface_members(ctx: Ctx, caps) -> None:
         clauses = children_of_type(i, "type_parameter_constraints_clause")
         helper = Rep(ctx).lit(f" internal abstract class {ctx.fresh('dim')}")
         if tps is not None:
-            helper.copy(*ctx.span(tps))
+            _copy_invariant(ctx, helper, tps)
         for cl in clauses:
             helper.lit(" ").copy(*ctx.span(cl))
         helper.lit(" {")
@@ -274,6 +274,19 @@ def default_interface_members(ctx: Ctx, caps) -> None:
         if ext.parts and top_level:
             helper.lit(f"\n internal static class {ctx.fresh('ext')} {{").copy_pieces(_rep_pieces(ext)).lit(" }")
         ctx.edit(ctx.span(i)[1], ctx.span(i)[1], helper, C.DEFAULT_INTERFACE_MEMBER)
+
+
+def _copy_invariant(ctx: Ctx, rep: Rep, tps) -> None:
+    """An interface's type parameter list for a class: ``<out T, in U>`` -> ``<T, U>`` (variance is for interfaces
+    and delegates only: CS1960)."""
+    start, end = ctx.span(tps)
+    for tp in tps.named_children:
+        for v in tp.children:
+            if v.type in ("in", "out"):
+                vs, ve = ctx.span(v)
+                rep.copy(start, vs)
+                start = ctx.span(v.next_sibling)[0] if v.next_sibling is not None else ve
+    rep.copy(start, end)
 
 
 def _extension(ctx: Ctx, rep: Rep, iface, m, tps, clauses) -> None:

@@ -75,6 +75,10 @@ QUERY_PATTERNS = (
     "(lambda_expression (attribute_list)) @lambda_attributes",
     "(lambda_expression type: (_)) @lambda_return_type",
     "(class_declaration (type_parameter_list) (base_list)) @generic_class",
+    "(ref_type) @ref_type",
+    "(tuple_type) @tuple_type",
+    "(tuple_expression) @tuple_expression",
+    '((modifier) @async_modifier (#eq? @async_modifier "async"))',
 )
 
 
@@ -115,7 +119,8 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     caps = _captures(tree)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
-    from benchsmith.analyzers.csharp.downlevel import local_functions, members, patterns, scopes, switch, targets
+    from benchsmith.analyzers.csharp.downlevel import (local_functions, mcs_gaps, members, patterns, scopes, switch,
+                                                       targets)
     from benchsmith.analyzers.csharp.downlevel import tokens as tok
 
     if global_usings:
@@ -126,7 +131,8 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
                  tok.newer_syntax, tok.function_pointers, tok.type_parameter_pointers, tok.constraints,
                  tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
                  tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
-                 targets.with_expressions,
+                 targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
+                 mcs_gaps.task_like_async,
                  patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
                  scopes.shadowed_parameters,
                  members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
