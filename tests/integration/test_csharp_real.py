@@ -193,3 +193,26 @@ def test_full_build_through_the_cli(old, download, tmp_path):
     assert rc == 0
     examples = check_split(out / "csharp" / "line_completion.jsonl", {"pythonnet-2.5.2": old})
     assert len(examples) >= 50
+
+
+UNITASK = ("npm", "com.cysharp.unitask@2.2.5", "com.cysharp.unitask-2.2.5.tgz")
+
+
+def test_unity_package_is_analysed_or_recorded_file_by_file(download, tmp_path):
+    """Cysharp's UniTask (a Unity package: asmdef files, no csproj; C# 7.3 that mcs 6.8 misreads: ``ref`` returns
+    of generics, tuple types two generics deep, task-like ``async UniTask`` methods, tuples of 8+ elements that
+    crash mcs).  Before: mcs crashed on the whole tree and the crash read as a clean compile (0 examples, no
+    record).  Now every file is compiled or recorded with its reason, and the repository itself is not lost.
+    (Its stubbed compile still stops before the method bodies, so it yields no references yet.)"""
+    root = Path(extract_archive(download(*UNITASK), tmp_path / "src"))
+    root = root / "package" if (root / "package").is_dir() else root  # the archive's single top folder may be gone
+    snap, res = _run(root, tmp_path / "run")
+    assert res.stats["files"] >= 140
+    assert not [e for e in res.exclusions if e.item_id == snap.name], res.exclusions
+    files = res.stats["files"]
+    per_file = [e for e in res.exclusions if e.item_id != snap.name]
+    assert res.stats["compiled_files"] + len(per_file) == files
+    assert res.stats["compiled_files"] >= 0.9 * files, [(e.item_id, e.detail) for e in per_file]
+    assert res.stats["original_errors"] > 0  # mcs reached the method bodies of the original tree
+    long = [e for e in per_file if e.reason is Reason.UNSUPPORTED_SYNTAX]
+    assert long and all(e.detail.startswith("unsupported_syntax:long_tuple") for e in long)
