@@ -111,9 +111,9 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
     hosts: dict[tuple[str, int], str] = {}  # ("Top.Stub", arity) -> the file whose text carries that stub
     for path, plan in sorted(plans.items()):
         if plan.insertions.points:
-            for fqn, simple in plan.stub_fqns.items():
+            for fqn, t in plan.carried.items():
                 if fqn.count(".") >= 1:
-                    hosts.setdefault((".".join(fqn.split(".")[-2:]), plan.stubs[simple].arity), path)
+                    hosts.setdefault((".".join(fqn.split(".")[-2:]), t.arity), path)
     types_by_name: dict[str, list[CsType]] = {}
     for info in infos.values():
         for t in info.declared:

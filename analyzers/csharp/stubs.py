@@ -4,7 +4,7 @@ structs, on the same line, so that no position before them moves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from benchsmith.analyzers.common import Insertions, apply_insertions
 from benchsmith.analyzers.csharp.scan import STUB_HOSTS, CsFileInfo, CsType
@@ -17,6 +17,9 @@ class CsStubs:
     insertions: Insertions
     stubs: dict[str, CsType]  # simple name -> the project type it stands for (for every part of a partial type)
     stub_fqns: dict[str, str]  # name the compiler prints for a stub (Ns.Top.Stub, Top.Stub) -> simple name
+    # the stubs written into this file's text (a partial type's host part carries those of every part, used here
+    # or not): printed name -> the project type it stands for
+    carried: dict[str, CsType] = field(default_factory=dict)
 
 
 def _stub_decl(t: CsType) -> str:
@@ -72,6 +75,7 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
     inserts: dict[str, list[tuple[int, str]]] = {}
     names_for: dict[str, dict[str, CsType]] = {}
     fqns_for: dict[str, dict[str, str]] = {}
+    carried: dict[str, dict[str, CsType]] = {}
     for path in sorted(compiled):
         info = infos[path]
         for top in info.tops:
@@ -102,11 +106,15 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
                         fqns_for.setdefault(p, {})[f"{prefix}{top.name}.{n}"] = n
                         fqns_for[p][f"{top.name}.{n}"] = n
             if host == path:
+                for n, t in union.items():
+                    carried.setdefault(path, {})[f"{prefix}{top.name}.{n}"] = t
+                    carried[path][f"{top.name}.{n}"] = t
                 body = " ".join(_stub_decl(union[n]) for n in sorted(union))
                 inserts.setdefault(path, []).append((top.insert_at, " " + body + " "))
     for path in sorted(compiled):
         if path not in names_for and path not in inserts:
             continue
         stubbed, ins = apply_insertions(texts[path], inserts.get(path, []))
-        plans[path] = CsStubs(path, stubbed, ins, names_for.get(path, {}), fqns_for.get(path, {}))
+        plans[path] = CsStubs(path, stubbed, ins, names_for.get(path, {}), fqns_for.get(path, {}),
+                              carried.get(path, {}))
     return plans

@@ -103,7 +103,7 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped) -> set[s
     hosts: dict[str, str] = {}
     for path, plan in sorted(plans.items()):
         if plan.insertions.points:
-            for fqn in plan.stub_fqns:
+            for fqn in plan.carried:
                 hosts.setdefault(fqn, path)
     files: set[str] = set()
     for d in after:

@@ -216,3 +216,18 @@ def test_unity_package_is_analysed_or_recorded_file_by_file(download, tmp_path):
     assert res.stats["original_errors"] > 0  # mcs reached the method bodies of the original tree
     long = [e for e in per_file if e.reason is Reason.UNSUPPORTED_SYNTAX]
     assert long and all(e.detail.startswith("unsupported_syntax:long_tuple") for e in long)
+    # a partial type's stubs live in its host part: a part's explicit implementation of a stubbed interface gets
+    # the host's stubs taken out, and the stubbed compile reaches the bodies
+    assert len(res.refs) >= 1000, res.stats
+    texts = snap.by_path()
+    for r in res.refs:
+        assert texts[r.file].text.split("\n")[r.line][r.column:].startswith(r.symbol), r
+    out = tmp_path / "out"
+    assert main(["build", "cceval", "--lang", "csharp", "--repo", str(root), "--output", str(out),
+                 "--retrievers", "none", "--no-card", "-q"]) == 0
+    examples = check_split(out / "csharp" / "line_completion.jsonl", {root.name: root})
+    assert len(examples) >= 50
+    for ex in examples:
+        s = score_example(ex["metadata"]["task_id"], ex["prompt"], ex["groundtruth"], ex["groundtruth"],
+                          Language.CSHARP, Mode.COMPAT)
+        assert s.em == 1 or _terminator_in_string(ex["groundtruth"]), ex["groundtruth"]
