@@ -53,6 +53,10 @@ class CompilerCalls:
         return (f"-define:{';'.join(defines)}",) if defines else ()
 
     def _backend(self) -> tuple[Compiler, Roslyn | None]:
+        """Roslyn through a local ``dotnet`` SDK when there is one (the first choice: it reads current C#), else
+        mcs.  Container backends always run mcs (with the down-level pass), whichever variant the image was built
+        as: the image has no .NET SDK, and its optional ``csc`` (mono's Roslyn for .NET Framework) has no
+        parse-only mode and does not read current C# either (see ``containers/csharp.Dockerfile``)."""
         if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
             r = find_roslyn()
             if r is not None:

@@ -89,10 +89,14 @@ def _examples(analyzer, snap, refs) -> list[str]:
 
 
 def test_downlevel_pass_changes_nothing_on_csharp_7(old, tmp_path):
-    """Differential on pythonnet 2.5.2's runtime (C# 7): with and without the down-level pass, the files mcs reads
-    without it are not touched by it, and their references and examples are byte-identical.  (The runtime also
-    uses C# 7.0 local functions, which mcs 6.8 cannot parse: such a file may only go from `cannot parse` to
-    analysed or to a named `unsupported_syntax` exclusion.)"""
+    """Differential on pythonnet 2.5.2's runtime (C# 7), one analysis with the down-level pass and one without.
+    What mcs 6.8 cannot read without the pass (C# 7.0 local functions here) is the only thing allowed to differ;
+    the test compares, exactly:
+    1. the files the pass changes (or records as unsupported) are a subset of the files the run without it leaves
+       out (mcs rejects them), and there are at most 3 of them;
+    2. for every other file: the references (their JSON, in order), the exclusions, and the examples cut from those
+       references (their JSON, in order) are byte-identical between the two runs;
+    3. those files' analysed copies are the preprocessed originals, every position kept."""
     from benchsmith.analyzers.csharp.copy import prepare
 
     root = old / "src" / "runtime"

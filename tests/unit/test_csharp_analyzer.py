@@ -315,6 +315,21 @@ def test_roslyn_is_chosen_where_dotnet_has_an_sdk_and_then_no_downlevel_pass(tmp
     assert get_analyzer("csharp")._backend()[0] is Compiler.MCS
 
 
+
+def test_container_backends_run_mcs_with_the_downlevel_pass_even_beside_a_local_sdk(tmp_path, monkeypatch):
+    """The toolchain image has no .NET SDK (its optional ``csc`` variant is mono's Roslyn, no parse-only mode): a
+    container backend runs mcs and the down-level pass, whatever ``dotnet`` the host has."""
+    from benchsmith.analyzers import AnalyzerOptions
+    from benchsmith.runner import Backend
+
+    _fake_dotnet(tmp_path / "dotnet", "#!/bin/sh\nexit 0\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
+    for backend in (Backend.DOCKER, Backend.PODMAN):
+        a = get_analyzer("csharp", AnalyzerOptions(backend=backend))
+        assert a._backend()[0] is Compiler.MCS and a.uses_downlevel()
+        assert a.toolchain_paths() == []
+    assert get_analyzer("csharp")._backend()[0] is Compiler.CSC  # locally the SDK is the first choice
+
 # Stands for Roslyn: a ``dotnet`` that runs the real mcs on the response file csc gets (the options only csc knows
 # dropped) and prints mcs's diagnostics with Roslyn's quotes.  It exercises the csc path of the analyzer (its
 # response file, no parse pass, no shim, no down-level pass, csc-style messages) on code both compilers read.
