@@ -18,7 +18,7 @@ On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs read
   per-file       = for every file that gets stubs, one mcs process over the shimmed original tree and one over the
                    tree with only that file stubbed (mcs has no source path: a file only compiles with the whole
                    project); timed on a sample of files and extrapolated unless --all.
-  downlevel pass  = ``csharp_copy.prepare`` with the pass (and the incremental re-parse of the rewritten files the
+  downlevel pass  = ``csharp.copy.prepare`` with the pass (and the incremental re-parse of the rewritten files the
                    scan needs) minus without it (the preprocessor and the tree-sitter parse it needs are in both), over all
                    files; ``preprocess`` = the preprocessor alone.
 Targets: per-file / batched >= 10x, batched / floor <= 1.5x, downlevel pass / batched <= 10%.  The figures are taken in interleaved rounds (batched,

@@ -30,7 +30,8 @@ class Shim:
         for (ns, name, arity), kind in sorted(self.types.items()):
             tp = "<" + ",".join(f"BsT{i}" for i in range(arity)) + ">" if arity else ""
             if kind == "attribute":
-                decl = f"public class {name}{tp} : System.Attribute {{ }}"
+                # any positional arguments: ``[DllExport("name", CallingConvention.Cdecl)]`` is no declaration error
+                decl = f"public class {name}{tp} : System.Attribute {{ public {name}(params object[] args) {{ }} }}"
             elif kind == "interface":
                 decl = f"public interface {name}{tp} {{ }}"
             else:

@@ -235,3 +235,15 @@ def test_unity_package_is_analysed_or_recorded_file_by_file(download, tmp_path):
         s = score_example(ex["metadata"]["task_id"], ex["prompt"], ex["groundtruth"], ex["groundtruth"],
                           Language.CSHARP, Mode.COMPAT)
         assert s.em == 1 or _terminator_in_string(ex["groundtruth"]), ex["groundtruth"]
+
+
+def test_clr_loader_netfx_loader_is_analysed(download, tmp_path):
+    """clr-loader's sdist ships the .NET Framework side of pythonnet's loader: an attribute from a NuGet package
+    (``[DllExport("name", CallingConvention.Cdecl)]``) on its exported functions.  Its placeholder takes any
+    positional arguments, so mcs accepts the declaration and every file is analysed."""
+    root = Path(extract_archive(download("pypi", "clr-loader==0.3.1", "clr_loader-0.3.1.tar.gz"), tmp_path / "src"))
+    src = next(p for p in (root, root / "clr_loader-0.3.1") if (p / "netfx_loader").is_dir())
+    snap, res = _run(src, tmp_path / "run")
+    assert res.stats["files"] == 3 and res.stats["compiled_files"] == 3, res.exclusions
+    assert not res.exclusions and len(res.refs) >= 3, res.stats
+    assert {r.file for r in res.refs} >= {"netfx_loader/ClrLoader.cs"}

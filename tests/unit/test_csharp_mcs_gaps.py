@@ -88,3 +88,16 @@ def test_unity_projects_get_the_unity_symbols():
     assert "UNITY_2019_4_OR_NEWER" in versioned.settings("Assets/A.cs").defines
     assert "UNITY_2020_1_OR_NEWER" not in versioned.settings("Assets/A.cs").defines
     assert unity_symbols((5, 6)) >= {"UNITY_5_3_OR_NEWER", "UNITY_5_6_OR_NEWER"}
+
+
+@pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH (scripts/setup_toolchains.sh)")
+def test_placeholder_attributes_take_any_positional_arguments(tmp_path):
+    from benchsmith.analyzers.csharp.shim import Shim
+
+    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): "attribute"})
+    (tmp_path / "shim.cs").write_text(shim.text(), encoding="utf-8")
+    (tmp_path / "a.cs").write_text('using Ext;\nclass A { [DllExport("init", 2)] static int F() { return 0; } }\n',
+                                   encoding="utf-8")
+    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), "shim.cs", "a.cs"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
