@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
 from benchsmith.analyzers.csharp import verdicts
 from benchsmith.analyzers.csharp.blockers import predict_blockers
-from benchsmith.analyzers.csharp.compile import CompileOutcome, CompilerCalls, mcs_version
+from benchsmith.analyzers.csharp.compile import CompileOutcome, CompilerCalls, mcs_version, pool as _pool, submit as _submit
 from benchsmith.analyzers.csharp.copy import prepare
 from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
@@ -75,24 +75,6 @@ MAX_STUBBED_RECOMPILES = 3
 MAX_REJECT_ROUNDS = 2  # compiles again without the files whose declarations mcs itself rejects
 
 Found = tuple[CsDiagnostic, CsStubs]  # a new error of the stubbed compile and the stub plan of its file
-
-
-def _submit(pool: ThreadPoolExecutor | None, fn, *args) -> Future:
-    """``fn(*args)`` on the pool, or now (``parallel=1``) with the same ``Future`` interface."""
-    if pool is not None:
-        return pool.submit(fn, *args)
-    done: Future = Future()
-    try:
-        done.set_result(fn(*args))
-    except BaseException as exc:  # re-raised by .result(), as from a pool
-        done.set_exception(exc)
-    return done
-
-
-def _pool(parallel: int) -> ThreadPoolExecutor | None:
-    # The compiles are separate processes: with ``parallel`` > 1 the parse pass runs while tree-sitter scans, and
-    # the original- and stubbed-tree compiles of a round run side by side.
-    return ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="csharp-compile") if parallel > 1 else None
 
 
 def _tool_missing(result: AnalysisResult, repo: str, exc: ToolMissing) -> None:

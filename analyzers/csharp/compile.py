@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -133,6 +134,24 @@ class CompilerCalls:
         """One ``mcs --parse`` over every file (needs no scan, so it runs while tree-sitter scans)."""
         return self._mcs(tree, files, workdir / "parse.rsp", ("--parse", "-unsafe", "-langversion:experimental",
                                                                *self._define_args()), known, "")
+
+
+def submit(pool: ThreadPoolExecutor | None, fn, *args) -> Future:
+    """``fn(*args)`` on the pool, or now (``parallel=1``) with the same ``Future`` interface."""
+    if pool is not None:
+        return pool.submit(fn, *args)
+    done: Future = Future()
+    try:
+        done.set_result(fn(*args))
+    except BaseException as exc:  # re-raised by .result(), as from a pool
+        done.set_exception(exc)
+    return done
+
+
+def pool(parallel: int) -> ThreadPoolExecutor | None:
+    # The compiles are separate processes: with ``parallel`` > 1 the parse pass runs while tree-sitter scans, and
+    # the original- and stubbed-tree compiles of a round run side by side.
+    return ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="csharp-compile") if parallel > 1 else None
 
 
 @lru_cache(maxsize=None)
