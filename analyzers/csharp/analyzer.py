@@ -251,6 +251,13 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
                             plan.known, workdir) if speculate else None
             before = early.result()
             plan.rounds += 1
+            if before.diagnostics is None and before.partial and \
+                    plan.rounds <= MAX_SHIM_ROUNDS + plan.rejects + plan.crashes and \
+                    shim_fixes(before.partial, plan.infos, plan.texts, shim, plan.project_ns, self.predict):
+                # mcs crashed on a declaration whose names do not resolve yet (a missing base type): the names it
+                # reported before crashing get their placeholders, and the round is compiled again
+                plan.after = later.result() if later is not None else None
+                continue
             # Once mcs reports anything inside a method body it got past the declarations: more placeholders
             # (attributes it checks late) would only cost another round.
             final = (before.diagnostics is None or kind is not Compiler.MCS

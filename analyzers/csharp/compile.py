@@ -29,6 +29,7 @@ MCS_EXTRA_REFERENCES = ("System.Numerics.dll", "Microsoft.CSharp.dll")
 # mcs's unhandled exception (``NotImplementedException: tuples > 7``...) wraps one ``InternalErrorException`` per
 # enclosing declaration, each naming its place: the last one named is the innermost.
 _CRASH = re.compile(r"Unhandled Exception:|FATAL UNHANDLED EXCEPTION")
+_CAUSE = re.compile(r"---> ([\w.]+Exception: [^\n]*?)(?= --->|\n|$)")
 _CRASH_PLACE = re.compile(r"InternalErrorException: (?P<file>[^\n]+?)\((?P<line>\d+),(?P<col>\d+)\):")
 
 
@@ -38,6 +39,7 @@ class CompileOutcome:
     error: str = ""
     crash_file: str | None = None  # the file of the declaration the compiler crashed on, when it names one
     crash_line: int = 0  # 1-based, in the analysed copy
+    partial: list[CsDiagnostic] | None = None  # what a crashed compiler reported before it crashed
 
 
 class CompilerCalls:
@@ -110,11 +112,15 @@ class CompilerCalls:
         if crashed:
             places = [m for m in _CRASH_PLACE.finditer(text) if m.group("file").strip() in known]
             lines = text.strip().splitlines()
-            if unhandled is not None:
-                tail = " | ".join(ln for ln in lines if "Exception" in ln and not ln.lstrip().startswith("at "))[:300]
+            causes = [m.group(1) for m in _CAUSE.finditer(text) if "InternalErrorException" not in m.group(1)]
+            if unhandled is not None and causes:
+                tail = causes[-1][:300]  # the innermost cause (``System.NotImplementedException: tuples > 7``)
+            elif unhandled is not None:
+                tail = " | ".join(ln for ln in lines if "Exception:" in ln and "error CS" not in ln)[:300]
             else:
                 tail = " | ".join(lines[-3:])
-            out = CompileOutcome(None, f"the C# compiler crashed (exit {res.returncode}): {tail}"[:500])
+            out = CompileOutcome(None, f"the C# compiler crashed (exit {res.returncode}): {tail}"[:500],
+                                 partial=diags)
             if places:
                 out.crash_file, out.crash_line = places[-1].group("file").strip(), int(places[-1].group("line"))
             return out

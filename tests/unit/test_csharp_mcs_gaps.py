@@ -101,3 +101,22 @@ def test_placeholder_attributes_take_any_positional_arguments(tmp_path):
     res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), "shim.cs", "a.cs"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_foreach_deconstruction_becomes_a_declaration_in_the_body(tmp_path):
+    src = ("using System.Collections.Generic;\nclass A { void M(List<(int, string)> l) {\n"
+           "    foreach (var (c, state) in l) { System.Console.Write(c); }\n"
+           "    foreach (var (a, b) in l) System.Console.Write(b); } }\n")
+    res = downlevel(src)
+    assert not res.unsupported
+    for name in ("Write(c)", "Write(b)", "(a, b)", "(c, state)"):
+        at = res.text.index(name)
+        assert src[res.to_original_offset(at):].startswith(name)
+    if shutil.which("mcs") is None:
+        pytest.skip("mcs not on PATH: the rewrite's text is checked, not its compile")
+    (tmp_path / "a.cs").write_text(res.text, encoding="utf-8")
+    (tmp_path / "b.cs").write_text(src, encoding="utf-8")
+    compile_ = lambda f: subprocess.run(["mcs", "-target:library", f"-out:{tmp_path / f}.dll", f],  # noqa: E731
+                                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert compile_("b.cs").returncode != 0
+    assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout

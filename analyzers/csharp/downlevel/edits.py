@@ -85,6 +85,7 @@ class Construct(str, enum.Enum):
     REF_RETURN = "ref_return"  # C# 7, but mcs 6.8 cannot parse ``ref`` before a generic type
     NESTED_TUPLE_TYPE = "nested_tuple_type"  # C# 7, but mcs 6.8 cannot parse a tuple type two generics deep
     TASK_LIKE_ASYNC = "task_like_async"  # C# 7, but mcs 6.8 knows no task-like types
+    FOREACH_DECONSTRUCTION = "foreach_deconstruction"  # C# 7, but mcs 6.8 cannot parse it
     LONG_TUPLE = "long_tuple"  # C# 7, but mcs 6.8 crashes on a tuple of more than 7 elements
     OTHER = "other"
 

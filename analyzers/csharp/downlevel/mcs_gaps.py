@@ -5,7 +5,7 @@ than ``Task`` (``ValueTask``, ``UniTask``: CS1983 at the declaration, which stop
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp.downlevel.core import Ctx, child_of_type
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Rep, child_of_type
 from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE, Construct as C
 
 MAX_TUPLE = 7
@@ -129,3 +129,26 @@ def _mcs_misreads(n) -> bool:
         return True
     return depth == 1 and p is not None and p.type == "cast_expression" and \
         p.child_by_field_name("type") is last
+
+
+def foreach_deconstruction(ctx: Ctx, caps) -> None:
+    """``foreach (var (a, b) in xs) body`` -> ``foreach (var __feN in xs) { var (a, b) = __feN; body }``: the
+    deconstruction as a declaration, which mcs reads (the names keep their map into the original)."""
+    for n in caps.get("foreach_deconstruction", []):
+        left, body = n.child_by_field_name("left"), n.child_by_field_name("body")
+        kind = n.child_by_field_name("type")
+        if left is None or body is None or kind is None or kind.type != "implicit_type" or \
+                child_of_type(n, "await") is not None:
+            continue
+        ctx.new_group()
+        name = ctx.fresh("fe")
+        ls, le = ctx.span(left)
+        ctx.edit(ls, le, name, C.FOREACH_DECONSTRUCTION)
+        bs, be = ctx.span(body)
+        if body.type == "block":
+            ctx.edit(bs + 1, bs + 1, Rep(ctx).lit(" var ").copy(ls, le).lit(f" = {name};"),
+                     C.FOREACH_DECONSTRUCTION)
+        else:
+            ctx.edit(bs, bs, Rep(ctx).lit("{ var ").copy(ls, le).lit(f" = {name}; "), C.FOREACH_DECONSTRUCTION,
+                     prio=-1, span=(bs, be))
+            ctx.insert(be, " }", C.FOREACH_DECONSTRUCTION, span=(bs, be))

@@ -79,6 +79,7 @@ QUERY_PATTERNS = (
     "(tuple_type) @tuple_type",
     "(tuple_expression) @tuple_expression",
     '((modifier) @async_modifier (#eq? @async_modifier "async"))',
+    "(foreach_statement left: (tuple_pattern)) @foreach_deconstruction",
 )
 
 
@@ -132,7 +133,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
                  tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
                  tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
                  targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
-                 mcs_gaps.task_like_async,
+                 mcs_gaps.task_like_async, mcs_gaps.foreach_deconstruction,
                  patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
                  scopes.shadowed_parameters,
                  members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
