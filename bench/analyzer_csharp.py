@@ -18,7 +18,7 @@ On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs read
   per-file       = for every file that gets stubs, one mcs process over the shimmed original tree and one over the
                    tree with only that file stubbed (mcs has no source path: a file only compiles with the whole
                    project); timed on a sample of files and extrapolated unless --all.
-  downlevel pass  = ``csharp_copy.prepare`` with the pass (and the incremental re-parse of the rewritten files the
+  downlevel pass  = ``csharp.copy.prepare`` with the pass (and the incremental re-parse of the rewritten files the
                    scan needs) minus without it (the preprocessor and the tree-sitter parse it needs are in both), over all
                    files; ``preprocess`` = the preprocessor alone.
 Targets: per-file / batched >= 10x, batched / floor <= 1.5x, downlevel pass / batched <= 10%.  The figures are taken in interleaved rounds (batched,
@@ -58,7 +58,7 @@ OPTIONS: list[str] = []  # the analyzer's own mcs options (read from its respons
 
 
 def _rsp(path: Path, files, out: Path) -> Path:
-    from benchsmith.analyzers.csharp import MCS_OPTIONS
+    from benchsmith.analyzers.csharp.compile import MCS_OPTIONS
 
     options = OPTIONS or list(MCS_OPTIONS)
     path.write_text("\n".join([*options, f"-out:{out}", *(f'"{f}"' for f in files)]) + "\n")
@@ -80,9 +80,9 @@ def refs_digest(refs) -> str:
 
 def pass_cost(snap, repeat: int) -> dict[str, float]:
     """Seconds of the preprocessor alone, of preparing the copies without and with the down-level pass."""
-    from benchsmith.analyzers.csharp_copy import prepare
-    from benchsmith.analyzers.csharp_preprocess import preprocess
-    from benchsmith.analyzers.csharp_project import ProjectIndex
+    from benchsmith.analyzers.csharp.copy import prepare
+    from benchsmith.analyzers.csharp.preprocess import preprocess
+    from benchsmith.analyzers.csharp.project import ProjectIndex
 
     files = {f.path: f.text for f in snap.files}
     index = ProjectIndex(snap.configs)
@@ -104,7 +104,8 @@ def pass_cost(snap, repeat: int) -> dict[str, float]:
 
 def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> dict:
     from benchsmith.analyzers import get_analyzer
-    from benchsmith.analyzers.csharp import SHIM_FILE, Compiler
+    from benchsmith.analyzers.csharp import Compiler
+    from benchsmith.analyzers.csharp.plan import SHIM_FILE
     from benchsmith.files import snapshot, write_tree
     from benchsmith.records import RepoSpec
     from benchsmith.runner import run

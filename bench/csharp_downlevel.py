@@ -43,8 +43,8 @@ def main() -> int:
 
     from tree_sitter import Parser
 
-    from benchsmith.analyzers.csharp_downlevel import downlevel, extract_global_usings
-    from benchsmith.analyzers.csharp_downlevel_rules import _language
+    from benchsmith.analyzers.csharp.downlevel import downlevel, extract_global_usings
+    from benchsmith import treesitter
     from benchsmith.sources import extract_archive
 
     name, version = args.package.split("==")
@@ -54,7 +54,7 @@ def main() -> int:
     runtime = next(d for d in root.rglob("runtime") if d.is_dir() and d.parent.name == "src")
     files = sorted(runtime.rglob("*.cs"))
     texts = [f.read_text(encoding="utf-8", errors="replace") for f in files]
-    parser = Parser(_language())
+    parser = Parser(treesitter.language("tree_sitter_c_sharp"))
 
     rounds: dict[str, list[tuple[float, float]]] = {}
     results = None

@@ -4,6 +4,10 @@
 #                  with BASE_IMAGE=mono:6.12 (the official mono image ships Roslyn's `csc` next to `mcs`).
 # Either way the image has `benchsmith-csc`, which runs the chosen compiler; both print diagnostics as
 # `file(line,col): error CSnnnn: message`.
+# The analyzer (analyzers/csharp/compile.py) always runs `mcs` in this image, in both variants (the mono base
+# has it too), with the down-level pass and mcs's `--parse` pass: the mono image's `csc` is Roslyn for .NET
+# Framework, which has no parse-only mode and does not read current C# (records, file-scoped namespaces) either.
+# Roslyn is the analyzer's first choice only locally, where `dotnet` with an SDK is on PATH.
 ARG BASE_IMAGE=debian:bookworm-slim
 FROM ${BASE_IMAGE}
 ARG CSHARP_COMPILER=mcs

@@ -89,11 +89,15 @@ def _examples(analyzer, snap, refs) -> list[str]:
 
 
 def test_downlevel_pass_changes_nothing_on_csharp_7(old, tmp_path):
-    """Differential on pythonnet 2.5.2's runtime (C# 7): with and without the down-level pass, the files mcs reads
-    without it are not touched by it, and their references and examples are byte-identical.  (The runtime also
-    uses C# 7.0 local functions, which mcs 6.8 cannot parse: such a file may only go from `cannot parse` to
-    analysed or to a named `unsupported_syntax` exclusion.)"""
-    from benchsmith.analyzers.csharp_copy import prepare
+    """Differential on pythonnet 2.5.2's runtime (C# 7), one analysis with the down-level pass and one without.
+    What mcs 6.8 cannot read without the pass (C# 7.0 local functions here) is the only thing allowed to differ;
+    the test compares, exactly:
+    1. the files the pass changes (or records as unsupported) are a subset of the files the run without it leaves
+       out (mcs rejects them), and there are at most 3 of them;
+    2. for every other file: the references (their JSON, in order), the exclusions, and the examples cut from those
+       references (their JSON, in order) are byte-identical between the two runs;
+    3. those files' analysed copies are the preprocessed originals, every position kept."""
+    from benchsmith.analyzers.csharp.copy import prepare
 
     root = old / "src" / "runtime"
     on = _analyzer()
@@ -193,3 +197,53 @@ def test_full_build_through_the_cli(old, download, tmp_path):
     assert rc == 0
     examples = check_split(out / "csharp" / "line_completion.jsonl", {"pythonnet-2.5.2": old})
     assert len(examples) >= 50
+
+
+UNITASK = ("npm", "com.cysharp.unitask@2.2.5", "com.cysharp.unitask-2.2.5.tgz")
+
+
+def test_unity_package_is_analysed_or_recorded_file_by_file(download, tmp_path):
+    """Cysharp's UniTask (a Unity package: asmdef files, no csproj; C# 7.3 that mcs 6.8 misreads: ``ref`` returns
+    of generics, tuple types two generics deep, task-like ``async UniTask`` methods, tuples of 8+ elements that
+    crash mcs).  Before: mcs crashed on the whole tree and the crash read as a clean compile (0 examples, no
+    record).  Now every file is compiled or recorded with its reason, and the repository itself is not lost.
+    (Its stubbed compile still stops before the method bodies, so it yields no references yet.)"""
+    root = Path(extract_archive(download(*UNITASK), tmp_path / "src"))
+    root = root / "package" if (root / "package").is_dir() else root  # the archive's single top folder may be gone
+    snap, res = _run(root, tmp_path / "run")
+    assert res.stats["files"] >= 140
+    assert not [e for e in res.exclusions if e.item_id == snap.name], res.exclusions
+    files = res.stats["files"]
+    per_file = [e for e in res.exclusions if e.item_id != snap.name]
+    assert res.stats["compiled_files"] + len(per_file) == files
+    assert res.stats["compiled_files"] >= 0.9 * files, [(e.item_id, e.detail) for e in per_file]
+    assert res.stats["original_errors"] > 0  # mcs reached the method bodies of the original tree
+    long = [e for e in per_file if e.reason is Reason.UNSUPPORTED_SYNTAX]
+    assert long and all(e.detail.startswith("unsupported_syntax:long_tuple") for e in long)
+    # a partial type's stubs live in its host part: a part's explicit implementation of a stubbed interface gets
+    # the host's stubs taken out, and the stubbed compile reaches the bodies
+    assert len(res.refs) >= 1000, res.stats
+    texts = snap.by_path()
+    for r in res.refs:
+        assert texts[r.file].text.split("\n")[r.line][r.column:].startswith(r.symbol), r
+    out = tmp_path / "out"
+    assert main(["build", "cceval", "--lang", "csharp", "--repo", str(root), "--output", str(out),
+                 "--retrievers", "none", "--no-card", "-q"]) == 0
+    examples = check_split(out / "csharp" / "line_completion.jsonl", {root.name: root})
+    assert len(examples) >= 50
+    for ex in examples:
+        s = score_example(ex["metadata"]["task_id"], ex["prompt"], ex["groundtruth"], ex["groundtruth"],
+                          Language.CSHARP, Mode.COMPAT)
+        assert s.em == 1 or _terminator_in_string(ex["groundtruth"]), ex["groundtruth"]
+
+
+def test_clr_loader_netfx_loader_is_analysed(download, tmp_path):
+    """clr-loader's sdist ships the .NET Framework side of pythonnet's loader: an attribute from a NuGet package
+    (``[DllExport("name", CallingConvention.Cdecl)]``) on its exported functions.  Its placeholder takes any
+    positional arguments, so mcs accepts the declaration and every file is analysed."""
+    root = Path(extract_archive(download("pypi", "clr-loader==0.3.1", "clr_loader-0.3.1.tar.gz"), tmp_path / "src"))
+    src = next(p for p in (root, root / "clr_loader-0.3.1") if (p / "netfx_loader").is_dir())
+    snap, res = _run(src, tmp_path / "run")
+    assert res.stats["files"] == 3 and res.stats["compiled_files"] == 3, res.exclusions
+    assert not res.exclusions and len(res.refs) >= 3, res.stats
+    assert {r.file for r in res.refs} >= {"netfx_loader/ClrLoader.cs"}

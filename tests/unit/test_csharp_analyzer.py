@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import shutil
-import stat
 from pathlib import Path
 
 import pytest
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.analyzers.csharp import (Compiler, cs_ref, neutralise_error_directives, parse_compiler_output,
-                                         plan_all_stubs, scan_csharp)
+from benchsmith.analyzers.csharp import Compiler
+from benchsmith.analyzers.csharp.copy import neutralise_error_directives
+from benchsmith.analyzers.csharp.diagnostics import parse_compiler_output
+from benchsmith.analyzers.csharp.refs import cs_ref
+from benchsmith.analyzers.csharp.scan import scan_csharp
+from benchsmith.analyzers.csharp.stubs import plan_all_stubs
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import Reason
 
@@ -245,7 +248,7 @@ namespace Acme.App {
 
 
 def test_stub_blockers_are_predicted_from_declarations():
-    from benchsmith.analyzers.csharp import predict_blockers
+    from benchsmith.analyzers.csharp.blockers import predict_blockers
 
     texts = dict(PREDICT_FILES)
     infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
@@ -310,6 +313,21 @@ def test_roslyn_is_chosen_where_dotnet_has_an_sdk_and_then_no_downlevel_pass(tmp
     shutil.rmtree(tmp_path / "dotnet" / "sdk")
     assert get_analyzer("csharp")._backend()[0] is Compiler.MCS
 
+
+
+def test_container_backends_run_mcs_with_the_downlevel_pass_even_beside_a_local_sdk(tmp_path, monkeypatch):
+    """The toolchain image has no .NET SDK (its optional ``csc`` variant is mono's Roslyn, no parse-only mode): a
+    container backend runs mcs and the down-level pass, whatever ``dotnet`` the host has."""
+    from benchsmith.analyzers import AnalyzerOptions
+    from benchsmith.runner import Backend
+
+    _fake_dotnet(tmp_path / "dotnet", "#!/bin/sh\nexit 0\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
+    for backend in (Backend.DOCKER, Backend.PODMAN):
+        a = get_analyzer("csharp", AnalyzerOptions(backend=backend))
+        assert a._backend()[0] is Compiler.MCS and a.uses_downlevel()
+        assert a.toolchain_paths() == []
+    assert get_analyzer("csharp")._backend()[0] is Compiler.CSC  # locally the SDK is the first choice
 
 # Stands for Roslyn: a ``dotnet`` that runs the real mcs on the response file csc gets (the options only csc knows
 # dropped) and prints mcs's diagnostics with Roslyn's quotes.  It exercises the csc path of the analyzer (its

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.analyzers.csharp_downlevel import HELPER_SOURCES, downlevel, extract_global_usings
+from benchsmith.analyzers.csharp.downlevel import HELPER_SOURCES, downlevel, extract_global_usings
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "csharp_modern"
 CONSTRUCT_FILES = sorted(p.name for p in CORPUS.glob("*.cs") if p.name != "Defs.cs")
@@ -131,11 +131,12 @@ def test_map_round_trips(name):
 def test_incremental_reparse_equals_a_fresh_parse(name):
     from tree_sitter import Parser
 
-    from benchsmith.analyzers.csharp_downlevel_rules import _language, parse
+    from benchsmith import treesitter
+    from benchsmith.analyzers.csharp.downlevel.rules import parse
 
     original = (CORPUS / name).read_text(encoding="utf-8")
     res = downlevel(original, parse(original), global_usings=_project_globals())
-    parser = Parser(_language())
+    parser = Parser(treesitter.language("tree_sitter_c_sharp"))
     fresh = parser.parse(res.text.encode("utf-8"))
     assert str(res.reparse(parse(original), parser).root_node) == str(fresh.root_node)
 
@@ -232,7 +233,7 @@ def test_hostile_input_does_not_crash():
 @needs_mcs
 def test_csharp7_runtime_unchanged(download, tmp_path):
     """pythonnet 2.5.2's runtime (C# 7): every file mcs parses comes out byte-identical."""
-    from benchsmith.analyzers.csharp_downlevel_rules import declared_value_types
+    from benchsmith.analyzers.csharp.downlevel.rules import declared_value_types
     from benchsmith.sources import extract_archive
 
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchsmith.analyzers.csharp import CSharpAnalyzer, _cs_parser
-from benchsmith.analyzers.csharp_preprocess import PreprocessError, evaluate, preprocess
-from benchsmith.analyzers.csharp_project import ProjectIndex, framework_symbols, parse_project
+from benchsmith.analyzers.csharp import CSharpAnalyzer
+from benchsmith.analyzers.csharp.conditions import PreprocessError, evaluate
+from benchsmith.analyzers.csharp.preprocess import preprocess
+from benchsmith.analyzers.csharp.project import ProjectIndex, framework_symbols, parse_project
 
 
 @pytest.mark.parametrize("expr,want", [
@@ -85,8 +86,8 @@ def test_tree_bytes_keep_the_original_byte_offsets_and_parse_one_branch():
     assert len(data) == len(orig)
     assert [i for i, b in enumerate(data) if b == 10] == [i for i, b in enumerate(orig) if b == 10]
     # both branches parsed as they are: two headers for one body
-    assert _cs_parser().parse(orig).root_node.has_error
-    assert not _cs_parser().parse(data).root_node.has_error
+    assert CSharpAnalyzer.parser_for().parse(orig).root_node.has_error
+    assert not CSharpAnalyzer.parser_for().parse(data).root_node.has_error
     assert b"int z;" in data and b"int y;" not in data  # no RELEASE now
 
 

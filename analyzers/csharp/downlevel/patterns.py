@@ -9,9 +9,10 @@ original stays in place; only keywords and punctuation are replaced, so position
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, Tok, child_of_type, expression_root
-from benchsmith.analyzers.csharp_downlevel_pattern_parser import (EQUALS, PREDEFINED, P, Parser, Unsupportable,
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Tok, child_of_type, expression_root
+from benchsmith.analyzers.csharp.downlevel.pattern_parser import (EQUALS, PREDEFINED, P, Parser, Unsupportable,
                                                                   _native)
 
 # ------------------------------------------------------------------------------------------------------------
@@ -143,17 +144,26 @@ class Emitter:
                     continue
                 self.ctx.blank(self.t[item.start].start, self.t[item.start].end, self.construct)
                 item = inner
-            if item.kind == "var":
-                self.bind_object(item)
-            elif item.kind == "discard":
-                self.test(item, "null")
-            else:
-                self.applied(item, self.s(item.start), None, "(object)null")
+            self._untyped_item(item)
+        self._and_items(open_i, close_i)
+        self.ctx.lossy_at(self.s(p.start), C.LIST_PATTERN)
+
+    def _untyped_item(self, item: P) -> None:
+        """One item matched against a value of unknown type: ``var x`` binds an object x (its type is unknown
+        here), a discard tests nothing, anything else is applied to ``(object)null``."""
+        if item.kind == "var":
+            self.bind_object(item)
+        elif item.kind == "discard":
+            self.test(item, "null")
+        else:
+            self.applied(item, self.s(item.start), None, "(object)null")
+
+    def _and_items(self, open_i: int, close_i: int) -> None:
+        """The items' top-level commas become ``&&`` and the closing token closes both groups opened."""
         for i in range(open_i + 1, close_i):
             if self.t[i].text == "," and self._depth_zero(open_i, i):
                 self.rep(i, "&&")
         self.rep(close_i, "))")
-        self.ctx.lossy_at(self.s(p.start), C.LIST_PATTERN)
 
     def rec(self, p: P, v: str) -> None:
         typed = p.type_end > p.start
@@ -175,16 +185,8 @@ class Emitter:
                 self.ins(self.s(p.start), f"({HELPER}.Is({v}, out ", prio=-1, p=p)
                 self.rep(open_i, f" {base}) && (")
             for item in items:
-                if item.kind == "var":  # ``var x`` -> an object x (its type is the Deconstruct's, unknown here)
-                    self.bind_object(item)
-                elif item.kind == "discard":
-                    self.test(item, "null")
-                else:
-                    self.applied(item, self.s(item.start), None, "(object)null")
-            for i in range(open_i + 1, close_i):
-                if self.t[i].text == "," and self._depth_zero(open_i, i):
-                    self.rep(i, "&&")
-            self.rep(close_i, "))")
+                self._untyped_item(item)
+            self._and_items(open_i, close_i)
             self.ctx.lossy_at(self.s(p.start), C.PATTERN)
             return
         if p.positional:

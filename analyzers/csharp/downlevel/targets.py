@@ -3,10 +3,11 @@ type from the declaration, assignment target, return type ... around them), and 
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import (HELPER, HELPER_FILE, Ctx, Rep, ancestor, child_of_type,
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import (Ctx, Rep, ancestor, child_of_type,
                                                         children_of_type)
-from benchsmith.analyzers.csharp_downlevel_rules import _rep_pieces, is_reference_nullable, type_pieces
+from benchsmith.analyzers.csharp.downlevel.rules import _rep_pieces, is_reference_nullable, type_pieces
 
 
 _SCOPES = frozenset({"block", "switch_section", "method_declaration", "local_function_statement",

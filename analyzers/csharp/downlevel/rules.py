@@ -1,5 +1,5 @@
 
-"""The rewrite rules behind ``csharp_downlevel.downlevel``: one function per construct, each adding edits to a
+"""The rewrite rules behind ``downlevel.downlevel``: one function per construct, each adding edits to a
 ``Ctx``.  Only what mcs (mono 6.8, ``-langversion:experimental``) rejects is rewritten."""
 
 from __future__ import annotations
@@ -7,8 +7,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER_FILE, Ctx, Rep, child_of_type
+from benchsmith import treesitter
+
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, Rep, child_of_type
 
 PREDEFINED_REFERENCE = frozenset({"string", "object", "dynamic"})
 # BCL value types commonly written with ``?``: their ``?`` is Nullable<T> and must stay
@@ -72,22 +75,22 @@ QUERY_PATTERNS = (
     "(lambda_expression (attribute_list)) @lambda_attributes",
     "(lambda_expression type: (_)) @lambda_return_type",
     "(class_declaration (type_parameter_list) (base_list)) @generic_class",
+    "(ref_type) @ref_type",
+    "(tuple_type) @tuple_type",
+    "(tuple_expression) @tuple_expression",
+    '((modifier) @async_modifier (#eq? @async_modifier "async"))',
+    "(foreach_statement left: (tuple_pattern)) @foreach_deconstruction",
 )
 
 
-@lru_cache(maxsize=1)
-def _language():
-    import tree_sitter_c_sharp
-    from tree_sitter import Language
-
-    return Language(tree_sitter_c_sharp.language())
+GRAMMAR = "tree_sitter_c_sharp"
 
 
 @lru_cache(maxsize=1)
 def _query():
     from tree_sitter import Query
 
-    lang = _language()
+    lang = treesitter.language(GRAMMAR)
     ok = []
     for pattern in QUERY_PATTERNS:
         try:  # another grammar version may lack a node kind or token: that rule then sees nothing
@@ -99,9 +102,7 @@ def _query():
 
 
 def parse(text: str):
-    from tree_sitter import Parser
-
-    return Parser(_language()).parse(text.encode("utf-8"))
+    return treesitter.parser(GRAMMAR).parse(text.encode("utf-8"))
 
 
 def _captures(tree) -> dict[str, list]:
@@ -119,12 +120,9 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
     caps = _captures(tree)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
-    from benchsmith.analyzers import csharp_downlevel_members as members
-    from benchsmith.analyzers import csharp_downlevel_patterns as patterns
-    from benchsmith.analyzers import csharp_downlevel_scopes as scopes
-    from benchsmith.analyzers import csharp_downlevel_switch as switch
-    from benchsmith.analyzers import csharp_downlevel_targets as targets
-    from benchsmith.analyzers import csharp_downlevel_tokens as tok
+    from benchsmith.analyzers.csharp.downlevel import (local_functions, mcs_gaps, members, patterns, scopes, switch,
+                                                       targets)
+    from benchsmith.analyzers.csharp.downlevel import tokens as tok
 
     if global_usings:
         _insert_global_usings(ctx, global_usings)
@@ -134,10 +132,11 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
                  tok.newer_syntax, tok.function_pointers, tok.type_parameter_pointers, tok.constraints,
                  tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
                  tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
-                 targets.with_expressions,
+                 targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
+                 mcs_gaps.task_like_async, mcs_gaps.foreach_deconstruction,
                  patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
                  scopes.shadowed_parameters,
-                 members.records, members.primary_constructors, members.accessors, members.local_functions,
+                 members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
                  members.default_interface_members, _top_level):  # interface members last: they move others' edits
         before = len(ctx.edits), ctx.group
         try:

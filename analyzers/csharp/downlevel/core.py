@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from benchsmith.analyzers.csharp_downlevel import HELPER, HELPER_FILE, HELPER_SOURCE, Construct, Edit, Unsupported  # noqa: F401
+from benchsmith.text_positions import TextPositions
+
+from benchsmith.analyzers.csharp.downlevel.edits import Construct, Edit, Unsupported
 
 # literal nodes kept whole in the token list (their inner children are not tokens of the expression grammar)
 ATOMIC = frozenset({"string_literal", "verbatim_string_literal", "raw_string_literal", "character_literal",
@@ -101,7 +103,7 @@ class Ctx:
         self.value_types: frozenset[str] = frozenset()
         self._tokens: list[Tok] | None = None
         self._tok_starts: list[int] | None = None
-        self._line_starts: list[int] | None = None
+        self._positions: TextPositions | None = None
 
     # positions ---------------------------------------------------------------------------------------------
     def c(self, byte: int) -> int:
@@ -120,14 +122,9 @@ class Ctx:
         return self.text[s:e]
 
     def line_col(self, offset: int) -> tuple[int, int]:
-        import bisect
-
-        if self._line_starts is None:
-            from benchsmith.analyzers.csharp_downlevel import _line_starts
-
-            self._line_starts = _line_starts(self.text)
-        line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line, offset - self._line_starts[line]
+        if self._positions is None:
+            self._positions = TextPositions(self.text)
+        return self._positions.position(offset)
 
     def fresh(self, prefix: str) -> str:
         return f"__{prefix}{next(self._names)}"

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchsmith.analyzers.csharp.conditions import PreprocessError, evaluate, strip_comment
+
 LINE_BREAKS = frozenset("\r\n\u0085\u2028\u2029")
 _BREAK_RE = re.compile(r"\r\n|[\r\n\u0085\u2028\u2029]")
 # the directives blanked once evaluated or not needed by the compiler we run (see the module docstring)
@@ -41,10 +43,6 @@ _INTEREST = re.compile("[/\"'@$\r\n\u0085\u2028\u2029]")
 _ANY_DIRECTIVE = re.compile(r"^[ \t\v\f\u00a0\ufeff]*#", re.M)
 _SPACE = frozenset(" \t\v\f\ufeff\u00a0")
 _DIRECTIVE = re.compile(r"[ \t\v\f\u00a0\ufeff]*#[ \t]*([A-Za-z]+)")
-
-
-class PreprocessError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -83,92 +81,6 @@ def _blank(seg: str) -> str:
 
 def _blank_bytes(seg: str) -> bytes:
     return b"".join(ch.encode("utf-8") if ch in LINE_BREAKS else b" " * len(ch.encode("utf-8")) for ch in seg)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Expressions
-# ----------------------------------------------------------------------------------------------------------------
-
-_TOKEN = re.compile(r"\s*(?:(\|\||&&|==|!=|!|\(|\))|([A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*))")
-
-
-def evaluate(expr: str, defines: set[str] | frozenset[str]) -> bool:
-    """A ``#if``/``#elif`` condition; raises ``PreprocessError`` for what the compiler would reject."""
-    expr = _strip_comment(expr).strip()
-    toks: list[str] = []
-    at = 0
-    while at < len(expr):
-        m = _TOKEN.match(expr, at)
-        if m is None or m.end() == at:
-            if expr[at:].strip() == "":
-                break
-            raise PreprocessError(f"cannot read {expr!r} at column {at + 1}")
-        toks.append(m.group(1) or m.group(2))
-        at = m.end()
-    if not toks:
-        raise PreprocessError("empty condition")
-    pos = 0
-
-    def peek() -> str | None:
-        return toks[pos] if pos < len(toks) else None
-
-    def take() -> str:
-        nonlocal pos
-        if pos >= len(toks):
-            raise PreprocessError(f"condition {expr!r} ends early")
-        pos += 1
-        return toks[pos - 1]
-
-    def primary() -> bool:
-        t = take()
-        if t == "(":
-            v = disjunction()
-            if take() != ")":
-                raise PreprocessError(f"unbalanced parenthesis in {expr!r}")
-            return v
-        if t == "!":
-            return not primary()
-        if t == "true":
-            return True
-        if t == "false":
-            return False
-        if t in ("||", "&&", "==", "!=", ")"):
-            raise PreprocessError(f"unexpected {t!r} in {expr!r}")
-        return t in defines
-
-    def equality() -> bool:
-        v = primary()
-        while peek() in ("==", "!="):
-            op = take()
-            w = primary()
-            v = (v == w) if op == "==" else (v != w)
-        return v
-
-    def conjunction() -> bool:
-        v = equality()
-        while peek() == "&&":
-            take()
-            w = equality()  # no short circuit: the whole expression must be well formed
-            v = v and w
-        return v
-
-    def disjunction() -> bool:
-        v = conjunction()
-        while peek() == "||":
-            take()
-            w = conjunction()
-            v = v or w
-        return v
-
-    value = disjunction()
-    if pos != len(toks):
-        raise PreprocessError(f"unexpected {toks[pos]!r} in {expr!r}")
-    return value
-
-
-def _strip_comment(s: str) -> str:
-    i = s.find("//")
-    return s if i < 0 else s[:i]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -373,7 +285,7 @@ def _preprocess(text: str, defines: set[str]) -> Preprocessed:
             elif was_active and name in ("define", "undef"):
                 if st.seen_code:
                     raise PreprocessError(f"line {line}: #{name} after the first token")
-                sym = _strip_comment(text[d.end():end]).strip()
+                sym = strip_comment(text[d.end():end]).strip()
                 if not re.fullmatch(r"[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*", sym) or sym in ("true", "false"):
                     raise PreprocessError(f"line {line}: bad #{name} {sym!r}")
                 (st.defines.add if name == "define" else st.defines.discard)(sym)
@@ -430,14 +342,14 @@ def _conditional(st: _State, name: str, rest: str, line: int) -> None:  # line: 
         raise PreprocessError(f"line {line}: #{name} without #if")
     top = st.stack[-1]
     if name == "endif":
-        if _strip_comment(rest).strip():
+        if strip_comment(rest).strip():
             raise PreprocessError(f"line {line}: text after #endif")
         st.stack.pop()
         return
     if top.seen_else:
         raise PreprocessError(f"line {line}: #{name} after #else")
     if name == "else":
-        if _strip_comment(rest).strip():
+        if strip_comment(rest).strip():
             raise PreprocessError(f"line {line}: text after #else")
         top.seen_else = True
         top.active = top.active_parent and not top.taken

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, ancestor, child_of_type, children_of_type
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, ancestor, child_of_type, children_of_type
 
 
 def null_forgiving(ctx: Ctx, caps) -> None:

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import HELPER, HELPER_FILE, Ctx, child_of_type
-from benchsmith.analyzers.csharp_downlevel_pattern_parser import P, Unsupportable
-from benchsmith.analyzers.csharp_downlevel_patterns import (Emitter, _drop_group, _parse_at, _wrap_initializer,
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
+from benchsmith.analyzers.csharp.downlevel.core import Ctx, child_of_type
+from benchsmith.analyzers.csharp.downlevel.pattern_parser import P, Unsupportable
+from benchsmith.analyzers.csharp.downlevel.patterns import (Emitter, _drop_group, _parse_at, _wrap_initializer,
                                                             expression_context)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchsmith.analyzers.csharp_downlevel_core import Tok
+from benchsmith.analyzers.csharp.downlevel.core import Tok
 
 
 PREDEFINED = frozenset({"bool", "byte", "sbyte", "char", "decimal", "double", "float", "int", "uint", "long",

@@ -12,11 +12,12 @@ directives (``USINGS_FILE``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from benchsmith.analyzers.csharp_preprocess import Preprocessed, preprocess
-from benchsmith.analyzers.csharp_project import DEFAULT_DEFINES, ProjectIndex
+from benchsmith import treesitter
+from benchsmith.analyzers.csharp.preprocess import Preprocessed, preprocess
+from benchsmith.analyzers.csharp.project import DEFAULT_DEFINES, ProjectIndex
 
 USINGS_FILE = "__benchsmith_usings__.cs"
 HELPER_PREFIX = "__benchsmith_helper_"
@@ -28,7 +29,7 @@ class AnalysedCopy:
     original: str
     text: str  # what both compiles see
     pre: Preprocessed
-    downlevel: object = None  # csharp_downlevel.DownlevelResult when the pass ran and changed the text
+    downlevel: object = None  # downlevel.DownlevelResult when the pass ran and changed the text
     tree: object = None  # tree-sitter tree of ``text`` when it is the preprocessed text (reused by the scan)
     pre_ts_error: bool | None = None  # whether tree-sitter found an error in the preprocessed text
 
@@ -42,7 +43,7 @@ class AnalysedCopy:
 @dataclass
 class Prepared:
     copies: dict[str, AnalysedCopy]
-    unsupported: dict[str, list] = field(default_factory=dict)  # path -> [csharp_downlevel.Unsupported]
+    unsupported: dict[str, list] = field(default_factory=dict)  # path -> [downlevel.Unsupported]
     helpers: dict[str, str] = field(default_factory=dict)  # generated file name -> C# 7 text (added to both trees)
     defines: frozenset[str] = frozenset(DEFAULT_DEFINES)  # union over the files (handed to mcs too)
     stats: dict[str, int] = field(default_factory=dict)
@@ -51,14 +52,15 @@ class Prepared:
         return {p: c.text for p, c in self.copies.items()}
 
 
-@lru_cache(maxsize=1)
-def _value_type_query():
-    from tree_sitter import Query
+VALUE_TYPE_QUERY = ("(struct_declaration name: (_) @v) (enum_declaration name: (_) @v)"
+                    " (record_declaration \"struct\" name: (_) @v)")
+GRAMMAR = "tree_sitter_c_sharp"
+_ERROR_DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*error\b.*?)(\r?)$", re.M)
 
-    from benchsmith.analyzers.csharp import _cs_language
 
-    return Query(_cs_language(), "(struct_declaration name: (_) @v) (enum_declaration name: (_) @v)"
-                                 " (record_declaration \"struct\" name: (_) @v)")
+def neutralise_error_directives(text: str) -> str:
+    """``#error`` lines guard build configurations (defines we do not pass); blank them, keeping every offset."""
+    return _ERROR_DIRECTIVE.sub(lambda m: " " * len(m.group(1)) + m.group(2), text)
 
 
 def value_type_names(trees) -> frozenset[str]:
@@ -70,22 +72,20 @@ def value_type_names(trees) -> frozenset[str]:
     for text, tree in trees:
         if "struct" not in text and "enum" not in text:
             continue  # a query per file costs more than these two searches
-        for n in QueryCursor(_value_type_query()).captures(tree.root_node).get("v", ()):
+        for n in QueryCursor(treesitter.query(GRAMMAR, VALUE_TYPE_QUERY)).captures(tree.root_node).get("v", ()):
             names.add(n.text.decode("utf-8", "replace"))
     return frozenset(names)
 
 
 def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, roslyn: bool = False) -> Prepared:
     """The analysed copies of ``files`` (path -> original text); see the module docstring."""
-    from benchsmith.analyzers.csharp import _cs_parser, neutralise_error_directives
-
     index = ProjectIndex(configs)
     copies: dict[str, AnalysedCopy] = {}
     defines: set[str] = set(DEFAULT_DEFINES)
     stats = {"files_preprocessed": 0, "preprocess_errors": 0, "files_downleveled": 0, "downlevel_edits": 0,
              "files_unsupported": 0, "files_not_rewritten": 0, "lossy_rewrites": 0}
     trees = {}
-    parser = _cs_parser()
+    parser = treesitter.parser(GRAMMAR)
     for path in sorted(files):
         original = files[path]
         settings = index.settings(path)
@@ -109,7 +109,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
             if namespaces:
                 out.helpers[USINGS_FILE] = "".join(f"global using global::{u};\n" for u in namespaces)
         return out
-    from benchsmith.analyzers.csharp_downlevel import HELPER_SOURCES, downlevel as rewrite, extract_global_usings
+    from benchsmith.analyzers.csharp.downlevel import HELPER_SOURCES, downlevel as rewrite, extract_global_usings
 
     # One project's global usings (and implicit ones) reach all of its files.
     by_project: dict[str, list[str]] = {}

@@ -24,6 +24,15 @@ from pathlib import PurePosixPath
 DEFAULT_DEFINES = ("RELEASE", "TRACE")
 PROJECT_FILES = ("Directory.Build.props",)
 PROJECT_SUFFIX = ".csproj"
+# Unity builds without a committed project file: a folder with an assembly definition (``*.asmdef``) is one Unity
+# assembly, and ``ProjectSettings/ProjectVersion.txt`` names the editor version of a whole Unity project.  Their
+# code is written against the symbols the Unity compiler defines (``#if UNITY_2018_3_OR_NEWER``).
+UNITY_ASSEMBLY_SUFFIX = ".asmdef"
+UNITY_VERSION_FILE = "ProjectSettings/ProjectVersion.txt"
+UNITY_DEFAULT_VERSION = (2021, 3)  # an LTS release, when no ProjectVersion.txt says which
+# the (year, last minor) of each Unity release line before the one defined, for the ``_OR_NEWER`` chain
+_UNITY_LINES = ((5, 6), (2017, 4), (2018, 4), (2019, 4), (2020, 3), (2021, 3), (2022, 3), (2023, 2))
+_UNITY_VERSION = re.compile(r"m_EditorVersion:\s*(\d+)\.(\d+)")
 
 SDK_USINGS = ("System", "System.Collections.Generic", "System.IO", "System.Linq", "System.Net.Http",
               "System.Threading", "System.Threading.Tasks")
@@ -144,6 +153,20 @@ def _vkey(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split(".") if x.isdigit())
 
 
+def unity_symbols(version: tuple[int, int]) -> set[str]:
+    """What the Unity compiler defines for an editor ``(year, minor)``: ``UNITY_2021``, ``UNITY_2021_3``, every
+    ``UNITY_X_Y_OR_NEWER`` up to it (from ``UNITY_5_3_OR_NEWER``), the .NET Standard 2.0 API level and the C# level
+    symbol; never ``UNITY_EDITOR`` (a player build)."""
+    year, minor = version
+    out = {f"UNITY_{year}", f"UNITY_{year}_{minor}", "NET_STANDARD_2_0", "NET_STANDARD", "CSHARP_7_3_OR_NEWER",
+           "ENABLE_MONO"}
+    for y, last in _UNITY_LINES:
+        for m in range(3 if y == 5 else 1, last + 1):
+            if (y, m) <= (year, minor):
+                out.add(f"UNITY_{y}_{m}_OR_NEWER")
+    return out
+
+
 def framework_symbols(tfm: str) -> set[str]:
     tfm = tfm.strip().lower()
     base, _, platform = tfm.partition("-")
@@ -196,6 +219,8 @@ class ProjectIndex:
     def __init__(self, configs: dict[str, str]) -> None:
         self.projects: dict[str, str] = {}  # folder -> project file path (the first by name when several)
         self.props: dict[str, str] = {}  # folder -> Directory.Build.props path
+        self.unity: set[str] = set()  # folders of Unity assembly definitions
+        self.unity_version: tuple[int, int] | None = None  # the Unity project's editor version, when it has one
         for path in sorted(configs):
             p = PurePosixPath(path)
             folder = str(p.parent) if str(p.parent) != "." else ""
@@ -203,6 +228,11 @@ class ProjectIndex:
                 self.projects.setdefault(folder, path)
             elif p.name in PROJECT_FILES:
                 self.props.setdefault(folder, path)
+            elif p.name.lower().endswith(UNITY_ASSEMBLY_SUFFIX):
+                self.unity.add(folder)
+            elif path.endswith(UNITY_VERSION_FILE) and self.unity_version is None:
+                m = _UNITY_VERSION.search(configs[path])
+                self.unity_version = (int(m.group(1)), int(m.group(2))) if m else UNITY_DEFAULT_VERSION
         self.configs = configs
         self._cache: dict[str, ProjectSettings] = {}
 
@@ -234,6 +264,8 @@ class ProjectIndex:
             for k, v in p.tfm_defines.items():
                 merged.tfm_defines.setdefault(k, []).extend(v)
         defines = set(DEFAULT_DEFINES) | set(merged.defines)
+        if project is None and (self.unity_version is not None or any(f in self.unity for f in self._up(folder))):
+            defines |= unity_symbols(self.unity_version or UNITY_DEFAULT_VERSION)
         tfm = _closest_to_mono(merged.frameworks)
         if tfm:
             defines |= framework_symbols(tfm)

@@ -45,6 +45,8 @@ import bisect
 import enum
 from dataclasses import dataclass, field
 
+from benchsmith.text_positions import TextPositions
+
 
 class Construct(str, enum.Enum):
     FILE_SCOPED_NAMESPACE = "file_scoped_namespace"
@@ -80,6 +82,11 @@ class Construct(str, enum.Enum):
     LAMBDA_SHADOWING = "lambda_shadowing"
     NATIVE_INT = "native_int"
     FUNCTION_POINTER = "function_pointer"
+    REF_RETURN = "ref_return"  # C# 7, but mcs 6.8 cannot parse ``ref`` before a generic type
+    NESTED_TUPLE_TYPE = "nested_tuple_type"  # C# 7, but mcs 6.8 cannot parse a tuple type two generics deep
+    TASK_LIKE_ASYNC = "task_like_async"  # C# 7, but mcs 6.8 knows no task-like types
+    FOREACH_DECONSTRUCTION = "foreach_deconstruction"  # C# 7, but mcs 6.8 cannot parse it
+    LONG_TUPLE = "long_tuple"  # C# 7, but mcs 6.8 crashes on a tuple of more than 7 elements
     OTHER = "other"
 
 
@@ -133,8 +140,8 @@ class DownlevelResult:
 
     def _line_tables(self) -> tuple[list[int], list[int]]:
         if self._lines is None:
-            orig = _line_starts(self.original)
-            self._lines = (orig, _line_starts(self.text) if self.edits else orig)
+            orig = TextPositions(self.original).starts
+            self._lines = (orig, TextPositions(self.text).starts if self.edits else orig)
         return self._lines
 
     def to_original_offset(self, offset: int) -> int:
@@ -209,12 +216,6 @@ class DownlevelResult:
         return oline, off - self._orig_lines[oline]
 
 
-def _line_starts(text: str) -> list[int]:
-    import itertools
-
-    return [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
-
-
 def apply_edits(text: str, edits: list[Edit]) -> str:
     parts, pos = [], 0
     for e in edits:
@@ -248,7 +249,7 @@ HELPER_SOURCES: dict[str, str] = {HELPER_FILE: HELPER_SOURCE}
 
 
 def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()) -> DownlevelResult:
-    from benchsmith.analyzers.csharp_downlevel_rules import collect_edits
+    from benchsmith.analyzers.csharp.downlevel.rules import collect_edits
 
     edits, unsupported, helpers, lossy = collect_edits(text, tree, global_usings=tuple(global_usings),
                                                        value_types=frozenset(value_types))
@@ -258,6 +259,6 @@ def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()
 
 
 def extract_global_usings(text: str, tree=None) -> list[str]:
-    from benchsmith.analyzers.csharp_downlevel_rules import global_using_directives
+    from benchsmith.analyzers.csharp.downlevel.rules import global_using_directives
 
     return global_using_directives(text, tree)

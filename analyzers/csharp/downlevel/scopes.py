@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from benchsmith.analyzers.csharp_downlevel import Construct as C
-from benchsmith.analyzers.csharp_downlevel_core import Ctx
+from benchsmith import treesitter
+from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
+from benchsmith.analyzers.csharp.downlevel.core import Ctx
+from benchsmith.analyzers.csharp.scan import GRAMMAR
 
 _MEMBERS = ("method_declaration", "constructor_declaration", "accessor_declaration", "operator_declaration",
             "conversion_operator_declaration", "destructor_declaration", "property_declaration",
@@ -23,9 +25,7 @@ _DECLS = ("(variable_declarator name: (identifier) @n)", "(declaration_expressio
 def _decl_query():
     from tree_sitter import Query
 
-    from benchsmith.analyzers.csharp_downlevel_rules import _language
-
-    lang = _language()
+    lang = treesitter.language(GRAMMAR)
     ok = []
     for q in _DECLS:
         try:

@@ -1,0 +1,200 @@
+"""The tree-sitter scan of one C# file: the namespaces it declares and imports, its types (where a stub can go,
+what they derive from, their members), the names it uses, and where method bodies are."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from benchsmith import treesitter
+from benchsmith.analyzers.common import tree_has_errors, walk
+from benchsmith.analyzers.csharp.positions import positions
+from benchsmith.files import SourceFile
+
+GRAMMAR = "tree_sitter_c_sharp"
+TYPE_DECLS = {"class_declaration": "class", "struct_declaration": "struct", "interface_declaration": "interface",
+              "enum_declaration": "enum", "record_declaration": "class", "record_struct_declaration": "struct",
+              "delegate_declaration": "delegate"}
+STUB_HOSTS = {"class", "struct"}  # C# 7 allows nested types in classes and structs only
+BODY_NODES = {"block", "arrow_expression_clause", "constructor_initializer"}
+# What ``predict_blockers`` reads, captured by the scan's one query.
+BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
+                    " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
+                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)")
+
+
+@dataclass(frozen=True)
+class CsType:
+    namespace: str
+    name: str
+    kind: str
+    arity: int
+    file: str
+    supers: tuple[str, ...] = ()  # simple names in its base list
+
+    @property
+    def fqn(self) -> str:
+        return f"{self.namespace}.{self.name}" if self.namespace else self.name
+
+
+@dataclass
+class CsTop:
+    namespace: str
+    name: str
+    kind: str
+    partial: bool
+    insert_at: int | None  # character offset of the closing brace of its body
+    members: frozenset[str] = frozenset()  # names of its members: a nested stub of one of them is CS0102
+
+
+@dataclass
+class CsFileInfo:
+    path: str
+    namespaces: set[str] = field(default_factory=set)
+    usings: set[str] = field(default_factory=set)
+    tops: list[CsTop] = field(default_factory=list)
+    declared: list[CsType] = field(default_factory=list)  # top-level (namespace member) types
+    local_names: set[str] = field(default_factory=set)  # every type / type parameter name declared here
+    used: set[str] = field(default_factory=set)
+    ts_error: bool = False
+    tree: object = None
+    blocker_caps: dict | None = None  # the captures ``predict_blockers`` reads, taken by the scan's query
+
+
+@lru_cache(maxsize=1)
+def _names_query():
+    """One query for the whole-file name sets, run in C instead of a Python walk over every node: declared type and
+    type-parameter names (@local), every identifier (@id), and the spans whose identifiers are not uses (@skip:
+    ``using`` directives, namespace names)."""
+    lang = treesitter.language(GRAMMAR)
+    kinds = [k for k in TYPE_DECLS if lang.id_for_node_kind(k, True)]  # older grammars lack some kinds
+    src = " ".join(f"({k} name: (_) @local)" for k in kinds)
+    src += (" (type_parameter name: (_) @local) (identifier) @id (using_directive) @skip"
+            " (namespace_declaration name: (_) @skip) (file_scoped_namespace_declaration name: (_) @skip) "
+            + BLOCKER_PATTERNS)
+    return treesitter.query(GRAMMAR, src)
+
+
+def _name(node) -> str:
+    return re.sub(r"\s+|/\*.*?\*/|//[^\n]*", "", node.text.decode("utf-8", "replace"), flags=re.S)
+
+
+def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
+    """``tree``: tree-sitter's tree of ``src.text`` when the caller has it already."""
+    info = CsFileInfo(src.path)
+    data = src.text.encode("utf-8")
+    tree = tree if tree is not None else treesitter.parser(GRAMMAR).parse(data)
+    info.tree = tree
+    root = tree.root_node
+    info.ts_error = tree_has_errors(root)
+    chars = positions(src.text)
+
+    def visit(container, ns: str) -> None:
+        current = ns
+        for c in container.children:
+            if c.type == "using_directive":
+                names = [ch for ch in c.children if ch.type in ("identifier", "qualified_name")]
+                is_alias = any(ch.type == "=" for ch in c.children)
+                if names and not is_alias and not any(ch.type == "static" for ch in c.children):
+                    info.usings.add(_name(names[-1]))
+            elif c.type in ("namespace_declaration", "file_scoped_namespace_declaration"):
+                n = c.child_by_field_name("name")
+                sub = _name(n) if n is not None else ""
+                full = f"{ns}.{sub}" if ns and sub else (sub or ns)
+                info.namespaces.add(full)
+                if c.type == "file_scoped_namespace_declaration":
+                    current = full  # the following siblings belong to it
+                    continue
+                body = c.child_by_field_name("body")
+                if body is not None:
+                    visit(body, full)
+            elif c.type in TYPE_DECLS:
+                n = c.child_by_field_name("name")
+                if n is None:
+                    continue
+                kind = TYPE_DECLS[c.type]
+                tps = next((ch for ch in c.children if ch.type == "type_parameter_list"), None)
+                arity = sum(1 for t in tps.children if t.type == "type_parameter") if tps is not None else 0
+                name = n.text.decode("utf-8", "replace")
+                bases = next((ch for ch in c.children if ch.type == "base_list"), None)
+                supers = tuple(t.text.decode("utf-8", "replace") for t in walk(bases) if t.type == "identifier") \
+                    if bases is not None else ()
+                info.declared.append(CsType(current, name, kind, arity, src.path, supers))
+                partial = any(ch.type == "modifier" and ch.text == b"partial" for ch in c.children)
+                body = c.child_by_field_name("body") or next(
+                    (ch for ch in c.children if ch.type == "declaration_list"), None)
+                insert_at = None
+                if body is not None and body.children and body.children[-1].type == "}" \
+                        and not body.children[-1].is_missing:
+                    insert_at = chars.to_char(body.children[-1].start_byte)
+                info.tops.append(CsTop(current, name, kind, partial, insert_at, _member_names(body)))
+
+    visit(root, "")
+    from tree_sitter import QueryCursor
+
+    caps = QueryCursor(_names_query()).captures(root)
+    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
+    info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
+    skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
+    spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]
+    if skips:
+        starts = [s for s, _ in skips]
+        kept = []
+        for s, e in spans:
+            i = bisect.bisect_right(starts, s) - 1
+            if i < 0 or e > skips[i][1]:
+                kept.append((s, e))
+        spans = kept
+    info.used = {data[s:e].decode("utf-8", "replace") for s, e in spans}
+    return info
+
+
+MEMBER_NAMED = frozenset({"method_declaration", "property_declaration", "event_declaration", "delegate_declaration",
+                          *TYPE_DECLS})
+
+
+def _member_names(body) -> frozenset[str]:
+    """Names declared directly in a type body (fields, properties, methods, events, nested types)."""
+    if body is None:
+        return frozenset()
+    names: set[str] = set()
+    for m in body.named_children:
+        if m.type in MEMBER_NAMED:
+            n = m.child_by_field_name("name")
+            if n is not None:
+                names.add(n.text.decode("utf-8", "replace"))
+        elif m.type in ("field_declaration", "event_field_declaration"):
+            for v in walk(m):
+                if v.type == "variable_declarator":
+                    n = v.child_by_field_name("name") or next(
+                        (c for c in v.children if c.type == "identifier"), None)
+                    if n is not None:
+                        names.add(n.text.decode("utf-8", "replace"))
+    return frozenset(names)
+
+
+def in_body(info: CsFileInfo, text: str, offset: int) -> bool:
+    """Whether a character offset lies inside a method/accessor body (mcs checks those only when the declarations
+    resolved)."""
+    return _ancestor(info, text, offset, BODY_NODES) is not None
+
+
+def _ancestor_node(node, types: set[str] | frozenset[str]):
+    while node is not None:
+        if node.type in types:
+            return node
+        node = node.parent
+    return None
+
+
+def _ancestor(info: CsFileInfo, text: str, offset: int, types: set[str] | frozenset[str]):
+    """The innermost tree-sitter node of one of ``types`` around a character offset, or None."""
+    b = positions(text).to_byte(offset)
+    node = info.tree.root_node.descendant_for_byte_range(b, b)
+    while node is not None:
+        if node.type in types:
+            return node
+        node = node.parent
+    return None

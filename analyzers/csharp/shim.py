@@ -1,0 +1,169 @@
+"""The shim for mcs: empty namespaces and placeholder types for every name mcs reports missing at declaration
+level (a NuGet type in a signature, a missing ``using`` namespace), and ``override`` blanked where the base is a
+placeholder, so that mcs gets past the declarations to the method bodies.  Both trees get the same shim."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from benchsmith.analyzers.base import skip_type_args, strip_generics
+from benchsmith.analyzers.common import skip_trivia
+from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
+from benchsmith.analyzers.csharp.positions import offset as _offset, positions
+from benchsmith.analyzers.csharp.scan import CsFileInfo, _ancestor, _name, in_body
+
+
+@dataclass
+class Shim:
+    namespaces: set[str] = field(default_factory=set)
+    types: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (namespace, name, arity) -> kind
+    blanks: dict[str, set[int]] = field(default_factory=dict)  # file -> offsets of `override` keywords to blank
+
+    def size(self) -> int:
+        return len(self.namespaces) + len(self.types) + sum(len(v) for v in self.blanks.values())
+
+    def text(self) -> str:
+        lines = ["// benchsmith: placeholders for names the compiler could not resolve (identical in both trees)"]
+        for ns in sorted(self.namespaces):
+            lines.append(f"namespace {ns} {{ }}")
+        for (ns, name, arity), kind in sorted(self.types.items()):
+            tp = "<" + ",".join(f"BsT{i}" for i in range(arity)) + ">" if arity else ""
+            if kind == "attribute":
+                # any positional arguments: ``[DllExport("name", CallingConvention.Cdecl)]`` is no declaration error
+                decl = f"public class {name}{tp} : System.Attribute {{ public {name}(params object[] args) {{ }} }}"
+            elif kind == "interface":
+                decl = f"public interface {name}{tp} {{ }}"
+            else:
+                decl = f"public class {name}{tp} {{ }}"
+            lines.append(f"namespace {ns} {{ {decl} }}" if ns else decl)
+        return "\n".join(lines) + "\n"
+
+    def apply_blanks(self, path: str, text: str) -> str:
+        for off in sorted(self.blanks.get(path, ()), reverse=True):
+            if text.startswith("override", off):
+                text = text[:off] + " " * len("override") + text[off + len("override"):]
+        return text
+
+
+def reached_bodies(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
+    for d in diags:
+        if d.kind == "error" and d.file in texts:
+            off = _offset(texts[d.file], d.line, d.col)
+            if off is not None and in_body(infos[d.file], texts[d.file], off):
+                return True
+    return False
+
+
+def _arity_at(text: str, at: int) -> int:
+    at = skip_trivia(text, at)
+    if not text.startswith("<", at):
+        return 0
+    depth, commas = 0, 0
+    for i in range(at, min(len(text), at + 2000)):
+        ch = text[i]
+        if ch in "<[(":
+            depth += 1
+        elif ch in ">])":
+            depth -= 1
+            if depth == 0:
+                return commas + 1
+        elif ch == "," and depth == 1:
+            commas += 1
+    return 0
+
+
+def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str], shim: Shim,
+               project_namespaces: set[str], predict: bool = False) -> int:
+    """Add placeholders for declaration-level resolution errors; returns how many new entries were added.
+
+    mcs reports one segment of a qualified name per compile (``Py`` missing; then, once ``namespace Py`` exists,
+    ``GILState`` missing in ``Py``).  With ``predict`` the whole qualified name is placed at once -- the segments
+    before the last as namespaces, the last as a type, exactly what the following rounds would add -- which saves
+    a compile per segment."""
+    before = shim.size()
+    for d in diags:
+        if d.kind != "error" or d.file not in texts:
+            continue
+        text = texts[d.file]
+        info = infos[d.file]
+        off = _offset(text, d.line, d.col)
+        if off is None or in_body(info, text, off):
+            continue
+        q = quoted(d.message)
+        if d.code == "CS0115":
+            decl = _ancestor(info, text, off, {"method_declaration", "property_declaration",
+                                               "indexer_declaration", "event_declaration"})
+            if decl is not None:
+                for ch in decl.children:
+                    if ch.type == "modifier" and ch.text == b"override":
+                        shim.blanks.setdefault(d.file, set()).add(positions(text).to_char(ch.start_byte))
+            continue
+        if d.code not in ("CS0246", "CS0234") or not q:
+            continue
+        name = strip_generics(q[0])
+        outer = strip_generics(q[1]) if d.code == "CS0234" and len(q) > 1 else ""
+        if outer in project_namespaces and d.code == "CS0234":
+            pass  # a project namespace missing a type: the type lives in a file we could not compile
+        using = _ancestor(info, text, off, {"using_directive"})
+        if using is not None:
+            names = [ch for ch in using.children if ch.type in ("identifier", "qualified_name")]
+            target = _name(names[-1]) if names else ""
+            if any(ch.type == "=" for ch in using.children):
+                ns, _, tname = target.rpartition(".")
+                if ns:
+                    shim.namespaces.add(ns)
+                shim.types.setdefault((ns, tname, 0), "class")
+            elif target:
+                shim.namespaces.add(target)
+            continue
+        after = off + len(name)
+        followed_by_dot = text.startswith(".", skip_trivia(text, after)) and not text.startswith(
+            "..", skip_trivia(text, after))
+        ns = outer
+        if followed_by_dot:
+            shim.namespaces.add(f"{ns}.{name}" if ns else name)
+            if predict and _ancestor(info, text, off, {"attribute"}) is None:
+                _place_qualified(shim, text, after, f"{ns}.{name}" if ns else name)
+            continue
+        arity = _arity_at(text, after)
+        if _ancestor(info, text, off, {"attribute"}) is not None:
+            kind = "attribute"
+        elif re.match(r"I[A-Z]", name):
+            kind = "interface"
+        else:
+            kind = "class"
+        if ns:
+            shim.namespaces.add(ns)
+        shim.types.setdefault((ns, name, arity), kind)
+    return shim.size() - before
+
+
+_SEGMENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
+
+
+def _place_qualified(shim: Shim, text: str, at: int, prefix: str) -> None:
+    """``prefix`` is followed by ``.Seg1.Seg2...`` at ``at``: namespaces for all segments but the last, a placeholder
+    type for the last.  Nothing when a middle segment has type arguments (then it is a type, not a namespace)."""
+    segments: list[tuple[str, int]] = []
+    while True:
+        dot = skip_trivia(text, at)
+        if not text.startswith(".", dot) or text.startswith("..", dot):
+            break
+        m = _SEGMENT.match(text, skip_trivia(text, dot + 1))
+        if m is None:
+            return
+        segments.append((m.group().lstrip("@"), m.end()))
+        at = m.end()
+        if text.startswith("<", skip_trivia(text, at)):
+            if text.startswith(".", skip_trivia(text, skip_type_args(text, skip_trivia(text, at)))):
+                return
+            break
+    if not segments:
+        return
+    ns = prefix
+    for seg, _ in segments[:-1]:
+        ns = f"{ns}.{seg}"
+        shim.namespaces.add(ns)
+    last, end = segments[-1]
+    shim.types.setdefault((ns, last, _arity_at(text, end)), "interface" if re.match(r"I[A-Z]", last) else "class")

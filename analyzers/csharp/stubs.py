@@ -1,0 +1,120 @@
+"""Stub planning: for each file, empty nested types standing in for the project types declared in other files that
+it names (CrossCodeEval's dummy class), appended before the closing brace of each of its top-level classes and
+structs, on the same line, so that no position before them moves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from benchsmith.analyzers.common import Insertions, apply_insertions
+from benchsmith.analyzers.csharp.scan import STUB_HOSTS, CsFileInfo, CsType
+
+
+@dataclass
+class CsStubs:
+    path: str
+    stubbed_text: str
+    insertions: Insertions
+    stubs: dict[str, CsType]  # simple name -> the project type it stands for (for every part of a partial type)
+    stub_fqns: dict[str, str]  # name the compiler prints for a stub (Ns.Top.Stub, Top.Stub) -> simple name
+    # the stubs written into this file's text (a partial type's host part carries those of every part, used here
+    # or not): printed name -> the project type it stands for
+    carried: dict[str, CsType] = field(default_factory=dict)
+
+
+def _stub_decl(t: CsType) -> str:
+    tp = "<" + ",".join(f"BsT{i}" for i in range(t.arity)) + ">" if t.arity else ""
+    if t.kind == "interface":
+        return f"public interface {t.name}{tp} {{}}"
+    if t.kind == "struct":
+        return f"public struct {t.name}{tp} {{}}"
+    if t.kind == "enum":
+        return f"public enum {t.name} {{}}"
+    return f"public class {t.name}{tp} {{}}"
+
+
+def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled: set[str]) -> dict[str, CsStubs]:
+    """Stubs for every compiled file; parts of a partial type get the union of their names, emitted once."""
+    by_ns: dict[str, dict[str, list[CsType]]] = {}
+    for path in sorted(compiled):
+        for t in infos[path].declared:
+            if t.kind == "delegate":
+                continue  # nothing to access on a delegate; a stub would only break conversions
+            by_ns.setdefault(t.namespace, {}).setdefault(t.name, []).append(t)
+    wanted: dict[str, dict[str, CsType]] = {}
+    for path in sorted(compiled):
+        info = infos[path]
+        visible: list[str] = sorted(set(info.usings) | {""})
+        for ns in info.namespaces:  # a namespace sees the types of its enclosing namespaces
+            parts = ns.split(".")
+            visible += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        chosen: dict[str, CsType] = {}
+        ambiguous: set[str] = set()
+        for ns in sorted(set(visible)):
+            for name, types in by_ns.get(ns, {}).items():
+                if name not in info.used or name in info.local_names:
+                    continue
+                others = [t for t in types if t.file != path]
+                if not others or len(types) != len(others):
+                    continue  # declared here too (a partial type): not cross-file
+                t = others[0]
+                if name in chosen and chosen[name].fqn != t.fqn:
+                    ambiguous.add(name)
+                chosen.setdefault(name, t)
+        for name in ambiguous:
+            chosen.pop(name, None)
+        if chosen:
+            wanted[path] = chosen
+    # Partial types: one host part (the first file) carries the union; every part's file may use it.
+    groups: dict[tuple[str, str], list[str]] = {}
+    for path in sorted(compiled):
+        for top in infos[path].tops:
+            if top.partial and top.kind in STUB_HOSTS:
+                groups.setdefault((top.namespace, top.name), []).append(path)
+    plans: dict[str, CsStubs] = {}
+    inserts: dict[str, list[tuple[int, str]]] = {}
+    names_for: dict[str, dict[str, CsType]] = {}
+    fqns_for: dict[str, dict[str, str]] = {}
+    carried: dict[str, dict[str, CsType]] = {}
+    for path in sorted(compiled):
+        info = infos[path]
+        for top in info.tops:
+            if top.kind not in STUB_HOSTS or top.insert_at is None:
+                continue
+            key = (top.namespace, top.name)
+            parts = groups.get(key, [path]) if top.partial else [path]
+            union: dict[str, CsType] = {}
+            local: set[str] = set()
+            for p in parts:
+                local |= infos[p].local_names
+                for tp in infos[p].tops:
+                    if tp.namespace == top.namespace and tp.name == top.name:
+                        local |= tp.members  # `PyType PyType => ...`: a nested type PyType would clash
+                for n, t in wanted.get(p, {}).items():
+                    union.setdefault(n, t)
+            union = {n: t for n, t in union.items() if n not in local and t.file not in parts}
+            if not union:
+                continue
+            host = sorted(p for p in parts if any(
+                tp.namespace == top.namespace and tp.name == top.name and tp.insert_at is not None
+                for tp in infos[p].tops))[0]
+            prefix = f"{top.namespace}." if top.namespace else ""
+            for p in parts:
+                for n, t in union.items():
+                    if n in wanted.get(p, {}):
+                        names_for.setdefault(p, {})[n] = t
+                        fqns_for.setdefault(p, {})[f"{prefix}{top.name}.{n}"] = n
+                        fqns_for[p][f"{top.name}.{n}"] = n
+            if host == path:
+                for n, t in union.items():
+                    carried.setdefault(path, {})[f"{prefix}{top.name}.{n}"] = t
+                    carried[path][f"{top.name}.{n}"] = t
+                body = " ".join(_stub_decl(union[n]) for n in sorted(union))
+                inserts.setdefault(path, []).append((top.insert_at, " " + body + " "))
+    for path in sorted(compiled):
+        if path not in names_for and path not in inserts:
+            continue
+        stubbed, ins = apply_insertions(texts[path], inserts.get(path, []))
+        plans[path] = CsStubs(path, stubbed, ins, names_for.get(path, {}), fqns_for.get(path, {}),
+                              carried.get(path, {}))
+    return plans

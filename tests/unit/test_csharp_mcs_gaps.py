@@ -1,0 +1,122 @@
+"""C# 7 that mcs 6.8 misreads, rewritten by the down-level pass (``downlevel/mcs_gaps.py``), a crash of mcs told
+apart from a clean compile, and the Unity symbols of a Unity project (the real mcs where it exists)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from benchsmith.analyzers.csharp.compile import CompileOutcome, CompilerCalls
+from benchsmith.analyzers.csharp.downlevel import downlevel
+from benchsmith.analyzers.csharp.project import ProjectIndex, unity_symbols
+from benchsmith.runner import RunResult
+
+SRC = """using System.Collections.Generic;
+class N<T> { }
+class A<T> {
+    N<T> n;
+    public ref N<T> X => ref n;
+    static List<KeyValuePair<int, (string name, int id)>> pairs;
+    object M() { return (List<(List<int> a, int b)>)null; }
+    async Later<int> Run() { var x = await Other(); return x; }
+    System.Threading.Tasks.Task<int> Other() => null;
+}
+class Later<T> { }
+"""
+
+
+def test_rewrites_keep_names_and_map_back():
+    res = downlevel(SRC)
+    assert not res.unsupported, res.unsupported
+    text = res.text
+    assert "public     N<T> X =>     n;" in text  # `ref` blanked, positions kept
+    assert "global::System.ValueTuple<string     , int   >" in text
+    assert "__bsdl.Any(Other())" in text and "async" not in text
+    # every untouched name maps back to its original place
+    for name in ("pairs", "Run", "Other", "X"):
+        at = text.index(name)
+        assert SRC[res.to_original_offset(at):].startswith(name)
+    assert {u.construct for u in res.lossy} >= {"ref_return", "nested_tuple_type", "task_like_async"}
+
+
+@pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH (scripts/setup_toolchains.sh)")
+def test_mcs_reads_the_rewrite_it_cannot_read_before(tmp_path):
+    for name, text in (("before.cs", SRC), ("after.cs", downlevel(SRC).text + "\n" + _helper())):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    parse = lambda f: subprocess.run(["mcs", "--parse", "-langversion:experimental", f], cwd=tmp_path,  # noqa: E731
+                                     capture_output=True, text=True, timeout=120)
+    assert parse("before.cs").returncode != 0
+    after = parse("after.cs")
+    assert after.returncode == 0, after.stdout + after.stderr
+
+
+def _helper() -> str:
+    from benchsmith.analyzers.csharp.downlevel import HELPER_SOURCE
+
+    return HELPER_SOURCE
+
+
+def test_long_tuples_are_recorded_not_sent_to_mcs():
+    res = downlevel("class T { (int,int,int,int,int,int,int,int) big; object o = (1,2,3,4,5,6,7,8); }")
+    assert [u.construct for u in res.unsupported] == ["long_tuple", "long_tuple"]
+
+
+class _Calls(CompilerCalls):
+    class options:  # noqa: N801 - stands for AnalyzerOptions: only the timeout is read
+        timeout = 60.0
+
+
+def test_an_unhandled_exception_is_a_crash_naming_the_file():
+    out = ("\nUnhandled Exception:\nMono.CSharp.InternalErrorException: src/A.cs(8,29): Ns ---> "
+           "Mono.CSharp.InternalErrorException: src/A.cs(1301,22): Ns.T<T1> ---> System.NotImplementedException: "
+           "tuples > 7\n  at Mono.CSharp.TypeContainer.DefineContainer ()\n")
+    res = RunResult(argv=["mcs"], returncode=1, stdout=out, stderr="", timed_out=False, duration=0.1)
+    got: CompileOutcome = _Calls()._outcome(res, {"src/A.cs"})
+    assert got.diagnostics is None and "tuples > 7" in got.error
+    assert (got.crash_file, got.crash_line) == ("src/A.cs", 1301)
+
+
+def test_unity_projects_get_the_unity_symbols():
+    index = ProjectIndex({"Runtime/UniTask.asmdef": "{}", "Other/x.csproj": "<Project Sdk='Microsoft.NET.Sdk'/>"})
+    defines = index.settings("Runtime/Sub/A.cs").defines
+    assert {"UNITY_2018_3_OR_NEWER", "UNITY_2021_3_OR_NEWER", "UNITY_2021"} <= defines
+    assert "UNITY_2022_1_OR_NEWER" not in defines and "UNITY_EDITOR" not in defines
+    assert not any(d.startswith("UNITY_") for d in index.settings("Other/B.cs").defines)  # a real project wins
+    versioned = ProjectIndex({"ProjectSettings/ProjectVersion.txt": "m_EditorVersion: 2019.4.1f1\n"})
+    assert "UNITY_2019_4_OR_NEWER" in versioned.settings("Assets/A.cs").defines
+    assert "UNITY_2020_1_OR_NEWER" not in versioned.settings("Assets/A.cs").defines
+    assert unity_symbols((5, 6)) >= {"UNITY_5_3_OR_NEWER", "UNITY_5_6_OR_NEWER"}
+
+
+@pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH (scripts/setup_toolchains.sh)")
+def test_placeholder_attributes_take_any_positional_arguments(tmp_path):
+    from benchsmith.analyzers.csharp.shim import Shim
+
+    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): "attribute"})
+    (tmp_path / "shim.cs").write_text(shim.text(), encoding="utf-8")
+    (tmp_path / "a.cs").write_text('using Ext;\nclass A { [DllExport("init", 2)] static int F() { return 0; } }\n',
+                                   encoding="utf-8")
+    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), "shim.cs", "a.cs"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_foreach_deconstruction_becomes_a_declaration_in_the_body(tmp_path):
+    src = ("using System.Collections.Generic;\nclass A { void M(List<(int, string)> l) {\n"
+           "    foreach (var (c, state) in l) { System.Console.Write(c); }\n"
+           "    foreach (var (a, b) in l) System.Console.Write(b); } }\n")
+    res = downlevel(src)
+    assert not res.unsupported
+    for name in ("Write(c)", "Write(b)", "(a, b)", "(c, state)"):
+        at = res.text.index(name)
+        assert src[res.to_original_offset(at):].startswith(name)
+    if shutil.which("mcs") is None:
+        pytest.skip("mcs not on PATH: the rewrite's text is checked, not its compile")
+    (tmp_path / "a.cs").write_text(res.text, encoding="utf-8")
+    (tmp_path / "b.cs").write_text(src, encoding="utf-8")
+    compile_ = lambda f: subprocess.run(["mcs", "-target:library", f"-out:{tmp_path / f}.dll", f],  # noqa: E731
+                                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert compile_("b.cs").returncode != 0
+    assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout
