@@ -145,23 +145,23 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
         self.finish(plan, result)
         return result
 
+    @abc.abstractmethod
     def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> PlanT | None:
         """Index the snapshot and plan the stubs (writing the stubbed tree under ``workdir`` if the language needs
         one on disk); None when nothing can be analysed (the reason is on ``result.exclusions``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def run(self, plan: PlanT, tree: Tree, result: AnalysisResult) -> RunT | None:
         """Run the toolchain once over one tree; None when the run failed for the whole repository (recorded)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def diff(self, plan: PlanT, before: RunT, after: RunT, result: AnalysisResult) -> Iterable[FoundT]:
         """The diagnostics of ``after`` that ``before`` does not have, in a deterministic order."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def attribute(self, plan: PlanT, found: FoundT, result: AnalysisResult) -> CrossFileRef | None:
         """The cross-file reference one new diagnostic marks, positioned on the original text; None when it marks
         none (a stub artefact, a use the language does not count)."""
-        raise NotImplementedError
 
     def finish(self, plan: PlanT, result: AnalysisResult) -> None:
         """Order ``result.refs`` and fill ``result.stats`` once all references are in; default: sort by place."""
@@ -263,17 +263,6 @@ def strip_generics(name: str) -> str:
         elif depth == 0:
             out.append(ch)
     return "".join(out)
-
-
-class ByteChars:
-    """UTF-8 byte offsets (tree-sitter nodes, Python's ast columns) -> character offsets; free for ASCII text."""
-
-    def __init__(self, text: str) -> None:
-        self.data = text.encode("utf-8")
-        self.ascii = len(self.data) == len(text)
-
-    def char(self, byte: int) -> int:
-        return byte if self.ascii else len(self.data[:byte].decode("utf-8", errors="ignore"))
 
 
 def skip_type_args(text: str, at: int) -> int:

@@ -18,7 +18,7 @@ from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic, pars
 from benchsmith.analyzers.csharp.project import DEFAULT_DEFINES
 from benchsmith.analyzers.csharp.roslyn import Roslyn, find_roslyn
 from benchsmith.analyzers.probes import probe_version
-from benchsmith.runner import Mount, ToolMissing, run, which
+from benchsmith.runner import Mount, ToolchainBackend, ToolMissing, run, which
 
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
 # .NET Standard 2.0 assemblies current code takes for granted (System.Numerics.BigInteger, dynamic) that mcs does
@@ -60,14 +60,14 @@ class CompilerCalls:
         mcs.  Container backends always run mcs (with the down-level pass), whichever variant the image was built
         as: the image has no .NET SDK, and its optional ``csc`` (mono's Roslyn for .NET Framework) has no
         parse-only mode and does not read current C# either (see ``containers/csharp.Dockerfile``)."""
-        if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend.value == "local":
+        if self.compiler in (Compiler.AUTO, Compiler.CSC) and self.options.backend is ToolchainBackend.LOCAL:
             r = find_roslyn()
             if r is not None:
                 return Compiler.CSC, r
         return Compiler.MCS, None
 
     def _references(self) -> tuple[str, ...]:
-        if self.options.backend.value != "local":
+        if self.options.backend is not ToolchainBackend.LOCAL:
             return ()
         return mcs_references(self.mcs, which(self.mcs) or "")
 
@@ -131,7 +131,7 @@ class CompilerCalls:
         out = workdir / f"{tree.name}.dll"  # one per tree: the two compiles of a round may run at once
         if kind is Compiler.CSC and roslyn is not None:
             return self._csc(roslyn, tree, files, rsp, known, out)
-        container = self.options.backend.value != "local"
+        container = self.options.backend is not ToolchainBackend.LOCAL
         return self._mcs(tree, files, rsp, (*MCS_OPTIONS, *self._define_args(),
                                             *(f"-r:{r}" for r in self._references())), known,
                          f"/tmp/benchsmith-{tree.name}.dll" if container else str(out))
