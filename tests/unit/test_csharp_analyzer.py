@@ -319,11 +319,11 @@ def test_container_backends_run_mcs_with_the_downlevel_pass_even_beside_a_local_
     """The toolchain image has no .NET SDK (its optional ``csc`` variant is mono's Roslyn, no parse-only mode): a
     container backend runs mcs and the down-level pass, whatever ``dotnet`` the host has."""
     from benchsmith.analyzers import AnalyzerOptions
-    from benchsmith.runner import Backend
+    from benchsmith.runner import ToolchainBackend
 
     _fake_dotnet(tmp_path / "dotnet", "#!/bin/sh\nexit 0\n")
     monkeypatch.setenv("PATH", f"{tmp_path / 'dotnet'}:{__import__('os').environ['PATH']}")
-    for backend in (Backend.DOCKER, Backend.PODMAN):
+    for backend in (ToolchainBackend.DOCKER, ToolchainBackend.PODMAN):
         a = get_analyzer("csharp", AnalyzerOptions(backend=backend))
         assert a._backend()[0] is Compiler.MCS and a.uses_downlevel()
         assert a.toolchain_paths() == []
