@@ -11,25 +11,39 @@ import importlib
 from functools import lru_cache
 
 
-@lru_cache(maxsize=None)
 def language(module: str, function: str = "language"):
     """The tree-sitter ``Language`` that ``module.function()`` returns (a grammar wheel's capsule)."""
+    return _language(module, function)
+
+
+def parser(module: str, function: str = "language"):
+    """A ``Parser`` for ``language(module, function)``."""
+    return _parser(module, function)
+
+
+def query(module: str, source: str, function: str = "language"):
+    """A compiled ``Query`` over ``language(module, function)``."""
+    return _query(module, source, function)
+
+
+# The caches take every argument positionally, so ``parser("m")`` and ``parser("m", "language")`` are one entry
+# (lru_cache keys a defaulted and a passed argument differently).
+@lru_cache(maxsize=None)
+def _language(module: str, function: str):
     from tree_sitter import Language
 
     return Language(getattr(importlib.import_module(module), function)())
 
 
 @lru_cache(maxsize=None)
-def parser(module: str, function: str = "language"):
-    """A ``Parser`` for ``language(module, function)``."""
+def _parser(module: str, function: str):
     from tree_sitter import Parser
 
-    return Parser(language(module, function))
+    return Parser(_language(module, function))
 
 
 @lru_cache(maxsize=None)
-def query(module: str, source: str, function: str = "language"):
-    """A compiled ``Query`` over ``language(module, function)``."""
+def _query(module: str, source: str, function: str):
     from tree_sitter import Query
 
-    return Query(language(module, function), source)
+    return Query(_language(module, function), source)
