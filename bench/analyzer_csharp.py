@@ -8,6 +8,9 @@ On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs read
                    processes), a stubbed recompile only when stubs stopped mcs before the bodies, and the diff;
   reference      = the same analyzer with ``parallel=1, predict=False``: every step in turn, placeholders and
                    stub blockers learnt from extra compiles (the algorithm before the speed work);
+  batched unconfined = the same without the toolchain confinement (throwaway uid, namespaces, minimal root,
+                   cgroup: about 0.1-0.2 s per mcs run); the floors run mcs bare, so this is the like-for-like
+                   figure and ``confinement_s`` what the security layer adds;
   floor (floor_s) = THE BASELINE: two mcs runs, one after the other, over the final shimmed original tree and the
                    final stubbed tree, same flags and the same placeholder file.  Any correct mcs approach has to
                    compile both trees with the placeholders at least once, so this is the minimum; it includes
@@ -103,7 +106,7 @@ def pass_cost(snap, repeat: int) -> dict[str, float]:
 
 
 def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> dict:
-    from benchsmith.analyzers import get_analyzer
+    from benchsmith.analyzers import AnalyzerOptions, get_analyzer
     from benchsmith.analyzers.csharp import Compiler
     from benchsmith.analyzers.csharp.plan import SHIM_FILE
     from benchsmith.files import snapshot, write_tree
@@ -114,12 +117,13 @@ def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> d
     tmp = Path(tempfile.mkdtemp(prefix="bench-csharp-"))
     co = materialise(RepoSpec(str(fetch_sdist(*sdist(package)))), tmp)
 
-    def analyzer(parallel: int, predict: bool):
-        a = get_analyzer("csharp")
+    def analyzer(parallel: int, predict: bool, confine: bool = True):
+        a = get_analyzer("csharp", AnalyzerOptions(confine=confine))
         a.compiler, a.parallel, a.predict = Compiler.MCS, parallel, predict
         return a
 
     fast = analyzer(2, True)
+    unconfined = analyzer(2, True, confine=False)  # the same work without the confinement layer (floors run bare)
     snap = snapshot(co.path, fast.extensions, tmp / "tree", repo_name="pythonnet")
     snap.configs = fast.read_configs(co.path)  # as the builder does
     work = tmp / "work"
@@ -154,6 +158,7 @@ def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> d
     for _ in range(repeat):
         row = {}
         row["batched"], result = _timed(lambda: fast.analyze(snap, work), 1)
+        row["batched_unconfined"], _ = _timed(lambda: unconfined.analyze(snap, tmp / "work-unconfined"), 1)
         row["floor"], _ = _timed(lambda: (compile_original(), compile_stubbed()), 1)
         row["floor_2"], _ = _timed(side_by_side, 1)
         row["plain"], _ = _timed(lambda: (run(["mcs", f"@{a_rsp}"], cwd=snap.root, timeout=3600),
@@ -198,6 +203,9 @@ def bench(sample: int | None = 12, repeat: int = 3, package: str = PACKAGE) -> d
             "floor_s": floor, "floor_2_at_once_s": floor_parallel, "floor_plain_s": floor_plain,
             "speedup_vs_per_file": per_file / batched,
             "batched_over_floor": ratio("batched", "floor"),
+            "batched_unconfined_s": med("batched_unconfined"),
+            "batched_unconfined_over_floor": ratio("batched_unconfined", "floor"),
+            "confinement_s": statistics.median(r["batched"] - r["batched_unconfined"] for r in rows),
             "batched_over_floor_2_at_once": ratio("batched", "floor_2"),
             "batched_over_plain_floor": ratio("batched", "plain"),
             "speedup_vs_reference": ratio("reference", "batched"),
