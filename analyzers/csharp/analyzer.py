@@ -53,7 +53,8 @@ from typing import Iterator
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
 from benchsmith.analyzers.csharp import verdicts
 from benchsmith.analyzers.csharp.blockers import predict_blockers
-from benchsmith.analyzers.csharp.compile import CompileOutcome, CompilerCalls, mcs_version, pool as _pool, submit as _submit
+from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, mcs_version, pool as _pool,
+                                                 submit as _submit)
 from benchsmith.analyzers.csharp.copy import prepare
 from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
