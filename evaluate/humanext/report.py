@@ -125,25 +125,37 @@ def _save(fig, path: Path) -> None:
     fig.savefig(path, format="png", metadata={"Software": None})
 
 
-def robustness_figure(models: dict[str, Any], path: Path) -> bool:
-    present = [(key, label) for key, label in ROBUSTNESS if any(key in m["perturbations"] for m in models.values())]
-    if len(present) < 2:
-        return False
+def _pass_bars(models: dict[str, Any], section: str, present: list[tuple[str, str]], path: Path, *,
+               figsize: tuple[float, float], title: str, label_rotation: float | None = None) -> None:
+    """Grouped bars of pass@1 per key of ``section`` (``settings``, ``perturbations``), one bar per model."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(present) * max(1, len(models)) / 2 + 2), 3.6))
+    fig, ax = plt.subplots(figsize=figsize)
     width = 0.8 / max(1, len(models))
     for i, (name, m) in enumerate(models.items()):
         xs = [j + i * width for j in range(len(present))]
-        ys = [100 * (m["perturbations"].get(key, {}).get("pass@1") or 0.0) for key, _ in present]
+        ys = [100 * (m[section].get(key, {}).get("pass@1") or 0.0) for key, _ in present]
         ax.bar(xs, ys, width=width, label=name)
     ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(present))])
-    ax.set_xticklabels([label for _, label in present], rotation=15)
+    labels = [label for _, label in present]
+    if label_rotation is None:
+        ax.set_xticklabels(labels)
+    else:
+        ax.set_xticklabels(labels, rotation=label_rotation)
     ax.set_ylabel("pass@1 (%)")
-    ax.set_title("Robustness of the oracle setting to perturbed auxiliaries")
+    ax.set_title(title)
     ax.legend(fontsize=8)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
+
+
+def robustness_figure(models: dict[str, Any], path: Path) -> bool:
+    present = [(key, label) for key, label in ROBUSTNESS if any(key in m["perturbations"] for m in models.values())]
+    if len(present) < 2:
+        return False
+    _pass_bars(models, "perturbations", present, path,
+               figsize=(max(5.0, 1.6 * len(present) * max(1, len(models)) / 2 + 2), 3.6),
+               title="Robustness of the oracle setting to perturbed auxiliaries", label_rotation=15)
     return True
 
 
@@ -178,21 +190,7 @@ def settings_figure(models: dict[str, Any], path: Path) -> bool:
     present = [(key, label) for key, label in SETTINGS if any(key in m["settings"] for m in models.values())]
     if not present:
         return False
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    width = 0.8 / max(1, len(models))
-    for i, (name, m) in enumerate(models.items()):
-        xs = [j + i * width for j in range(len(present))]
-        ys = [100 * (m["settings"].get(key, {}).get("pass@1") or 0.0) for key, _ in present]
-        ax.bar(xs, ys, width=width, label=name)
-    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(present))])
-    ax.set_xticklabels([label for _, label in present])
-    ax.set_ylabel("pass@1 (%)")
-    ax.set_title("pass@1 per setting")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    _pass_bars(models, "settings", present, path, figsize=(6.4, 3.6), title="pass@1 per setting")
     return True
 
 
