@@ -47,3 +47,29 @@ def _query(module: str, source: str, function: str):
     from tree_sitter import Query
 
     return Query(_language(module, function), source)
+
+
+def query_of_patterns(module: str, patterns: tuple[str, ...], function: str = "language"):
+    """One ``Query`` of the ``patterns`` this grammar version knows: another version may lack a node kind, field
+    or token, and then only the rule behind that pattern sees nothing.  All of them compile at once in the usual
+    case; each is tried alone only when they do not (a compile costs about 10 ms whatever its size)."""
+    return _query_of_patterns(module, tuple(patterns), function)
+
+
+@lru_cache(maxsize=None)
+def _query_of_patterns(module: str, patterns: tuple[str, ...], function: str):
+    from tree_sitter import Query
+
+    lang = _language(module, function)
+    try:
+        return Query(lang, " ".join(patterns))
+    except Exception:  # noqa: BLE001 - tree_sitter raises QueryError subclasses
+        pass
+    known = []
+    for pattern in patterns:
+        try:
+            Query(lang, pattern)
+        except Exception:  # noqa: BLE001
+            continue
+        known.append(pattern)
+    return Query(lang, " ".join(known))

@@ -52,8 +52,6 @@ class Prepared:
         return {p: c.text for p, c in self.copies.items()}
 
 
-VALUE_TYPE_QUERY = ("(struct_declaration name: (_) @v) (enum_declaration name: (_) @v)"
-                    " (record_declaration \"struct\" name: (_) @v)")
 GRAMMAR = "tree_sitter_c_sharp"
 _ERROR_DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*error\b.*?)(\r?)$", re.M)
 
@@ -61,20 +59,6 @@ _ERROR_DIRECTIVE = re.compile(r"^([ \t]*#[ \t]*error\b.*?)(\r?)$", re.M)
 def neutralise_error_directives(text: str) -> str:
     """``#error`` lines guard build configurations (defines we do not pass); blank them, keeping every offset."""
     return _ERROR_DIRECTIVE.sub(lambda m: " " * len(m.group(1)) + m.group(2), text)
-
-
-def value_type_names(trees) -> frozenset[str]:
-    """Simple names of the project's structs, enums and record structs (a ``Foo?`` of these is ``Nullable``), from
-    (text, tree) pairs."""
-    from tree_sitter import QueryCursor
-
-    names: set[str] = set()
-    for text, tree in trees:
-        if "struct" not in text and "enum" not in text:
-            continue  # a query per file costs more than these two searches
-        for n in QueryCursor(treesitter.query(GRAMMAR, VALUE_TYPE_QUERY)).captures(tree.root_node).get("v", ()):
-            names.add(n.text.decode("utf-8", "replace"))
-    return frozenset(names)
 
 
 def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, roslyn: bool = False) -> Prepared:
@@ -110,6 +94,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
                 out.helpers[USINGS_FILE] = "".join(f"global using global::{u};\n" for u in namespaces)
         return out
     from benchsmith.analyzers.csharp.downlevel import HELPER_SOURCES, downlevel as rewrite, extract_global_usings
+    from benchsmith.analyzers.csharp.downlevel.rules import captures, value_types_of
 
     # One project's global usings (and implicit ones) reach all of its files.
     by_project: dict[str, list[str]] = {}
@@ -117,7 +102,10 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
         project = index.settings(path).project
         if "global" in copies[path].text:  # `global using` needs the keyword
             by_project.setdefault(project, []).extend(extract_global_usings(copies[path].text, trees[path]))
-    value_types = value_type_names((copies[p].text, trees[p]) for p in sorted(trees))
+    # one walk of each tree finds what the rules look at and the project's value types (a `Foo?` of a struct
+    # declared in another file is Nullable)
+    caps = {p: captures(trees[p], copies[p].text) for p in sorted(trees)}
+    value_types = frozenset().union(*(value_types_of(caps[p]) for p in sorted(trees)))
     for path in sorted(trees):
         copy = copies[path]
         if copy.pre_ts_error:
@@ -130,7 +118,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
         for u in [*(f"using {ns};" for ns in implicit[path]), *by_project.get(project, ())]:
             if u not in usings:
                 usings.append(u)
-        res = rewrite(copy.text, trees[path], global_usings=tuple(usings), value_types=value_types)
+        res = rewrite(copy.text, trees[path], global_usings=tuple(usings), value_types=value_types, caps=caps[path])
         # rewrites that keep the file compiling but drop something (an object initializer of an untyped `new()`)
         stats["lossy_rewrites"] += len(res.lossy)
         if res.unsupported:

@@ -255,3 +255,18 @@ def test_csharp7_runtime_unchanged(download, tmp_path):
         assert res.text == text and not res.edits, (f, res.edits[:3])
         checked += 1
     assert checked >= 60  # of the 73 runtime files; the rest need defines mcs does not get here
+
+
+def test_native_ints_become_intptr_and_nothing_else_named_like_them():
+    # found in the text, not by a query predicate: only the keyword's own node is rewritten, never a name, a
+    # string or a comment spelled the same
+    src = ('class A {\n    nint a; nuint b; nint[] c;\n    int nintx = 0; string s = "nint"; // nuint\n'
+           '    int @nint = 1;\n    void M(nint p) { var q = (nuint)p; }\n}\n')
+    res = downlevel(src)
+    assert not res.unsupported, res.unsupported
+    text = res.text
+    assert text.count("global::System.IntPtr") == 3 and text.count("global::System.UIntPtr") == 2
+    assert 'int nintx = 0; string s = "nint"; // nuint' in text and "int @nint = 1;" in text
+    at = text.index("(global::System.UIntPtr)p") + 1
+    assert src[res.to_original_offset(at):].startswith("nuint)p")
+    assert src[res.to_original_offset(text.index("p; }")):].startswith("p; }")

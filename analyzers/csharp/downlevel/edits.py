@@ -128,21 +128,20 @@ class DownlevelResult:
         for e in self.edits:
             self._new_starts.append(e.start + delta)
             delta += len(e.replacement) - (e.end - e.start)
-        self._lines: tuple[list[int], list[int]] | None = None  # line starts, computed on first use
+        self._orig_line_starts: list[int] | None = None  # computed on first use (most files never need them)
+        self._new_line_starts: list[int] | None = None
 
     @property
     def _orig_lines(self) -> list[int]:
-        return self._line_tables()[0]
+        if self._orig_line_starts is None:
+            self._orig_line_starts = TextPositions(self.original).starts
+        return self._orig_line_starts
 
     @property
     def _new_lines(self) -> list[int]:
-        return self._line_tables()[1]
-
-    def _line_tables(self) -> tuple[list[int], list[int]]:
-        if self._lines is None:
-            orig = TextPositions(self.original).starts
-            self._lines = (orig, TextPositions(self.text).starts if self.edits else orig)
-        return self._lines
+        if self._new_line_starts is None:
+            self._new_line_starts = TextPositions(self.text).starts if self.edits else self._orig_lines
+        return self._new_line_starts
 
     def to_original_offset(self, offset: int) -> int:
         offset = max(0, min(offset, len(self.text)))
@@ -187,14 +186,27 @@ class DownlevelResult:
             return tree
         t = tree.copy()
         orig = self.original
-        # byte offset and (row, byte column) of each edit's start and end in the original
+        # byte offset and (row, byte column) of each edit's start and end in the original, in one sweep
         info = []
-        pos, byte = 0, 0
+        pos = byte = row = line_byte = 0  # line_byte: byte offset of the current row's start
+
+        def advance(to: int) -> tuple[int, tuple[int, int]]:
+            nonlocal pos, byte, row, line_byte
+            seg = orig[pos:to]
+            n = len(seg) if seg.isascii() else len(seg.encode("utf-8"))
+            nl = seg.count("\n")
+            if nl:
+                last = seg.rfind("\n") + 1
+                tail = seg[last:]
+                line_byte = byte + n - (len(tail) if tail.isascii() else len(tail.encode("utf-8")))
+                row += nl
+            pos, byte = to, byte + n
+            return byte, (row, byte - line_byte)
+
         for e in self.edits:
-            sb = byte + len(orig[pos:e.start].encode("utf-8"))
-            eb = sb + len(orig[e.start:e.end].encode("utf-8"))
-            info.append((sb, eb, self._point(e.start), self._point(e.end)))
-            pos, byte = e.end, eb
+            sb, sp = advance(e.start)
+            eb, ep = advance(e.end)
+            info.append((sb, eb, sp, ep))
         for e, (sb, eb, sp, ep) in zip(reversed(self.edits), reversed(info)):
             rep = e.replacement.encode("utf-8")
             nl = rep.rfind(b"\n")
@@ -202,11 +214,6 @@ class DownlevelResult:
             t.edit(start_byte=sb, old_end_byte=eb, new_end_byte=sb + len(rep), start_point=sp, old_end_point=ep,
                    new_end_point=np)
         return parser.parse(self.text.encode("utf-8"), t)
-
-    def _point(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self._orig_lines, offset) - 1
-        start = self._orig_lines[line]
-        return line, len(self.original[start:offset].encode("utf-8"))
 
     def to_original(self, line: int, col: int) -> tuple[int, int]:
         starts = self._new_lines
@@ -248,11 +255,12 @@ static class __bsdl
 HELPER_SOURCES: dict[str, str] = {HELPER_FILE: HELPER_SOURCE}
 
 
-def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset()) -> DownlevelResult:
+def downlevel(text: str, tree=None, *, global_usings=(), value_types=frozenset(), caps=None) -> DownlevelResult:
+    """``caps``: ``rules.captures(tree, text)`` when the caller has them already."""
     from benchsmith.analyzers.csharp.downlevel.rules import collect_edits
 
     edits, unsupported, helpers, lossy = collect_edits(text, tree, global_usings=tuple(global_usings),
-                                                       value_types=frozenset(value_types))
+                                                       value_types=frozenset(value_types), caps=caps)
     if not edits:
         return DownlevelResult(text, text, [], unsupported, helpers, lossy)
     return DownlevelResult(text, apply_edits(text, edits), edits, unsupported, helpers, lossy)

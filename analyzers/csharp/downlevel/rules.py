@@ -66,7 +66,6 @@ QUERY_PATTERNS = (
     "(type_parameter_constraints_clause) @type_parameter_constraints_clause",
     "(function_pointer_type) @function_pointer_type",
     "(pointer_type type: (identifier)) @pointer_type",
-    '((predefined_type) @native_int (#any-of? @native_int "nint" "nuint"))',
     '(binary_expression operator: ">>>") @unsigned_shift',
     '(assignment_expression operator: ">>>=") @unsigned_shift',
     '(foreach_statement "await") @await_statement',
@@ -78,7 +77,7 @@ QUERY_PATTERNS = (
     "(ref_type) @ref_type",
     "(tuple_type) @tuple_type",
     "(tuple_expression) @tuple_expression",
-    '((modifier) @async_modifier (#eq? @async_modifier "async"))',
+    '(modifier "async") @async_modifier',
     "(foreach_statement left: (tuple_pattern)) @foreach_deconstruction",
 )
 
@@ -88,36 +87,57 @@ GRAMMAR = "tree_sitter_c_sharp"
 
 @lru_cache(maxsize=1)
 def _query():
-    from tree_sitter import Query
-
-    lang = treesitter.language(GRAMMAR)
-    ok = []
-    for pattern in QUERY_PATTERNS:
-        try:  # another grammar version may lack a node kind or token: that rule then sees nothing
-            Query(lang, pattern)
-        except Exception:  # noqa: BLE001 - tree_sitter raises QueryError subclasses
-            continue
-        ok.append(pattern)
-    return Query(lang, " ".join(ok))
+    return treesitter.query_of_patterns(GRAMMAR, QUERY_PATTERNS)
 
 
 def parse(text: str):
     return treesitter.parser(GRAMMAR).parse(text.encode("utf-8"))
 
 
-def _captures(tree) -> dict[str, list]:
+_NATIVE_INT = re.compile(rb"\bnu?int\b")
+
+
+def captures(tree, text: str) -> dict[str, list]:
+    """What the rules look at in ``tree`` (of ``text``), by capture name, in source order: one walk of the tree in
+    C (the project's value types are read from it too, ``value_types_of``).  ``nint`` and ``nuint`` are found in
+    the text instead: a query predicate would test each of the thousands of predefined types in Python."""
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(_query()).captures(tree.root_node)
-    return {k: sorted(v, key=lambda n: n.start_byte) for k, v in caps.items()}
+    out = {k: sorted(v, key=lambda n: n.start_byte) for k, v in caps.items()}
+    if "nint" in text or "nuint" in text:
+        root, found = tree.root_node, []
+        for m in _NATIVE_INT.finditer(text.encode("utf-8")):
+            n = root.descendant_for_byte_range(m.start(), m.end())
+            if n is not None and n.type == "predefined_type" and n.start_byte == m.start() and n.end_byte == m.end():
+                found.append(n)
+        if found:
+            out["native_int"] = found
+    return out
+
+
+def value_types_of(caps) -> set[str]:
+    """Simple names of the structs, enums and record structs among ``captures(tree, text)`` (a ``Foo?`` of these is
+    ``Nullable``)."""
+    names = set()
+    for kind in ("struct_declaration", "enum_declaration", "record_declaration"):
+        for n in caps.get(kind, []):
+            if kind == "record_declaration" and child_of_type(n, "struct") is None:
+                continue
+            name = n.child_by_field_name("name")
+            if name is not None:
+                names.add(name.text.decode("utf-8", "replace"))
+    return names
 
 
 # ------------------------------------------------------------------------------------------------------------
-def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
+def collect_edits(text, tree, *, global_usings=(), value_types=frozenset(), caps=None):
+    """``caps``: ``captures(tree, text)`` when the caller has them already."""
     if tree is None:
         tree = parse(text)
     ctx = Ctx(text, tree)
-    caps = _captures(tree)
+    if caps is None:
+        caps = captures(tree, text)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
     from benchsmith.analyzers.csharp.downlevel import (local_functions, mcs_gaps, members, patterns, scopes, switch,
@@ -150,14 +170,7 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset()):
 
 
 def _local_value_types(ctx, caps) -> frozenset[str]:
-    names = set()
-    for kind in ("struct_declaration", "enum_declaration", "record_declaration"):
-        for n in caps.get(kind, []):
-            if kind == "record_declaration" and child_of_type(n, "struct") is None:
-                continue
-            name = n.child_by_field_name("name")
-            if name is not None:
-                names.add(ctx.src(name))
+    names = value_types_of(caps)
     # type parameters constrained to value types: ``T?`` is Nullable<T> for them
     for clause in caps.get("type_parameter_constraints_clause", []):
         body = ctx.src(clause)
@@ -172,9 +185,7 @@ def declared_value_types(text: str, tree=None) -> frozenset[str]:
     passes them to ``downlevel`` as ``value_types``)."""
     if tree is None:
         tree = parse(text)
-    ctx = Ctx(text, tree)
-    caps = _captures(tree)
-    return frozenset(n for n in _local_value_types(ctx, caps) if n)
+    return frozenset(n for n in _local_value_types(Ctx(text, tree), captures(tree, text)) if n)
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ compile), so it is never touched."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+import re
 
 from benchsmith import treesitter
 from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
@@ -21,19 +21,8 @@ _DECLS = ("(variable_declarator name: (identifier) @n)", "(declaration_expressio
           "(implicit_parameter) @n", "(local_function_statement name: (identifier) @n)")
 
 
-@lru_cache(maxsize=1)
 def _decl_query():
-    from tree_sitter import Query
-
-    lang = treesitter.language(GRAMMAR)
-    ok = []
-    for q in _DECLS:
-        try:
-            Query(lang, q)
-            ok.append(q)
-        except Exception:  # an older grammar without one of these fields
-            continue
-    return Query(lang, " ".join(ok))
+    return treesitter.query_of_patterns(GRAMMAR, _DECLS)
 
 
 _SCOPE_NODES = frozenset({"block", "lambda_expression", "anonymous_method_expression", "local_function_statement",
@@ -84,6 +73,14 @@ def _params(ctx: Ctx, fn) -> list:
     return out
 
 
+def _named_outside(ctx: Ctx, member, fs: int, fe: int, names: set[str]) -> bool:
+    """Whether one of ``names`` occurs as a whole identifier in ``member`` outside ``[fs, fe)``: a declaration it
+    could clash with has to (a text search is much cheaper than the declaration query)."""
+    ms, me = ctx.span(member)
+    words = re.compile(r"(?<![A-Za-z0-9_])(?:%s)(?![A-Za-z0-9_])" % "|".join(map(re.escape, sorted(names))))
+    return words.search(ctx.text, ms, fs) is not None or words.search(ctx.text, fe, me) is not None
+
+
 def shadowed_parameters(ctx: Ctx, caps) -> None:
     fns = caps.get("lambda_expression", []) + caps.get("local_function_statement", [])
     if not fns:
@@ -95,13 +92,16 @@ def shadowed_parameters(ctx: Ctx, caps) -> None:
             member = member.parent
         if member is None:
             continue
+        params = _params(ctx, fn)
+        fs, fe = ctx.span(fn)
+        if not params or not _named_outside(ctx, member, fs, fe, {ctx.src(p) for p in params}):
+            continue  # no parameter's name occurs elsewhere in the member: nothing it could shadow
         decls = cache.get(member.id)
         if decls is None:
             decls = cache[member.id] = _declared(ctx, member)
-        fs, fe = ctx.span(fn)
         outside = {name for name, off, ss, se in decls
                    if not fs <= off < fe and ss <= fn.start_byte and fn.end_byte <= se}
-        clash = [p for p in _params(ctx, fn) if ctx.src(p) in outside]
+        clash = [p for p in params if ctx.src(p) in outside]
         if not clash:
             continue
         ctx.new_group()
