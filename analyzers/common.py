@@ -28,6 +28,10 @@ class Insertions:
             shift += length
         return stubbed - shift
 
+    def to_stubbed(self, original: int) -> int:
+        """An original offset in the stubbed text (text inserted at an offset comes before the character there)."""
+        return original + sum(length for at, length in self.points if at <= original)
+
 
 def apply_insertions(text: str, inserts: Iterable[tuple[int, str]]) -> tuple[str, Insertions]:
     parts: list[str] = []

@@ -242,7 +242,7 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
                 plan.dropped = predict_blockers(plan.plans, plan.infos, plan.texts) \
                     if self.predict and kind is Compiler.MCS else set()
                 result.stats["files_stubs_dropped_predicted"] = len(plan.dropped)
-            plan.stubbed_files = a_files = plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources()))
+            plan.stubbed_files = a_files = plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True))
             # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
             # the original reached the method bodies, this is the round whose shim both trees keep.  A first round
             # that will hardly be the last (the files import namespaces no framework assembly has) is not
@@ -305,7 +305,7 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
             crashes += 1
             plan.dropped.add(after.crash_file)
             after = self._compile(kind, roslyn, plan.stub_tree,
-                                  plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources())),
+                                  plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True)),
                                   workdir / "stubbed.rsp", plan.known, workdir)
         stats["shim_rounds"] = plan.rounds - 1 - plan.rejects - plan.crashes
         stats["shim_entries"] = plan.shim.size()
@@ -331,7 +331,7 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
             stats["stubbed_recompiles"] += 1
             plan.dropped |= blockers
             after = self._compile(kind, roslyn, plan.stub_tree,
-                                  plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources())),
+                                  plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True)),
                                   workdir / "stubbed.rsp", plan.known, workdir)
             if after.diagnostics is None:
                 verdicts.fail(result, plan.repo, after.error)

@@ -70,13 +70,21 @@ class CsPlan:
         written.update(changed)
         return sorted(files)
 
-    def tree_files(self, source: dict[str, str]) -> dict[str, str]:
-        """One tree's files: ``source`` with the shim's blanks, the shim itself (mcs) and the generated helpers."""
-        files = {p: self.shim.apply_blanks(p, source[p]) for p in self.order}
+    def tree_files(self, source: dict[str, str], stubbed: bool = False) -> dict[str, str]:
+        """One tree's files: ``source`` (``stubbed_sources()`` when ``stubbed``) with the shim's blanks, the shim
+        itself (mcs) and the generated helpers."""
+        files = {p: self.shim.apply_blanks(p, source[p], self._insertions(p) if stubbed else None)
+                 for p in self.order}
         if self.kind is Compiler.MCS:
             files[SHIM_FILE] = self.shim.text()
         files.update(self.prepared.helpers)  # generated C#: down-level helpers, Roslyn's implicit usings
         return files
+
+    def _insertions(self, path: str):
+        """The stubs' insertions into ``path`` in the stubbed tree, or None where it has none."""
+        if path in self.plans and path not in (self.dropped or set()):
+            return self.plans[path].insertions
+        return None
 
     def stubbed_sources(self) -> dict[str, str]:
         dropped = self.dropped or set()

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from benchsmith.analyzers.base import skip_type_args, strip_generics
-from benchsmith.analyzers.common import skip_trivia
+from benchsmith.analyzers.common import Insertions, skip_trivia
 from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
 from benchsmith.analyzers.csharp.positions import offset as _offset, positions
 from benchsmith.analyzers.csharp.scan import CsFileInfo, _ancestor, _name, in_body
@@ -18,16 +18,29 @@ from benchsmith.analyzers.csharp.scan import CsFileInfo, _ancestor, _name, in_bo
 class Shim:
     namespaces: set[str] = field(default_factory=set)
     types: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (namespace, name, arity) -> kind
-    blanks: dict[str, set[int]] = field(default_factory=dict)  # file -> offsets of `override` keywords to blank
+    # file -> {offset: text} to blank in it (same length, so no position moves): ``override`` where the base is a
+    # placeholder, ``IFoo.`` of an explicit implementation of a placeholder interface (which has no members)
+    blanks: dict[str, dict[int, str]] = field(default_factory=dict)
 
     def size(self) -> int:
         return len(self.namespaces) + len(self.types) + sum(len(v) for v in self.blanks.values())
 
     def text(self) -> str:
         lines = ["// benchsmith: placeholders for names the compiler could not resolve (identical in both trees)"]
+        # A name seen both before a dot (taken for a namespace) and as a type is a type (``Type.Member``): a
+        # namespace of the same name, or inside it, would be CS0101 and stop mcs before every method body.
+        types = {f"{ns}.{name}" if ns else name for ns, name, _ in self.types}
+
+        def under_type(ns: str) -> bool:
+            parts = ns.split(".")
+            return any(".".join(parts[:i]) in types for i in range(1, len(parts) + 1))
+
         for ns in sorted(self.namespaces):
-            lines.append(f"namespace {ns} {{ }}")
+            if not under_type(ns):
+                lines.append(f"namespace {ns} {{ }}")
         for (ns, name, arity), kind in sorted(self.types.items()):
+            if ns and under_type(ns):
+                continue
             tp = "<" + ",".join(f"BsT{i}" for i in range(arity)) + ">" if arity else ""
             if kind == "attribute":
                 # any positional arguments: ``[DllExport("name", CallingConvention.Cdecl)]`` is no declaration error
@@ -39,10 +52,16 @@ class Shim:
             lines.append(f"namespace {ns} {{ {decl} }}" if ns else decl)
         return "\n".join(lines) + "\n"
 
-    def apply_blanks(self, path: str, text: str) -> str:
-        for off in sorted(self.blanks.get(path, ()), reverse=True):
-            if text.startswith("override", off):
-                text = text[:off] + " " * len("override") + text[off + len("override"):]
+    def blank(self, path: str, offset: int, text: str) -> None:
+        self.blanks.setdefault(path, {})[offset] = text
+
+    def apply_blanks(self, path: str, text: str, insertions: Insertions | None = None) -> str:
+        """``text`` (the analysed copy of ``path``, or its stubbed version with the stubs' ``insertions``) with the
+        blanks made; a blank whose text is not where it was found is left alone."""
+        for off, old in sorted(self.blanks.get(path, {}).items(), reverse=True):
+            at = insertions.to_stubbed(off) if insertions is not None else off
+            if text.startswith(old, at):
+                text = text[:at] + " " * len(old) + text[at + len(old):]
         return text
 
 
@@ -97,7 +116,11 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             if decl is not None:
                 for ch in decl.children:
                     if ch.type == "modifier" and ch.text == b"override":
-                        shim.blanks.setdefault(d.file, set()).add(positions(text).to_char(ch.start_byte))
+                        shim.blank(d.file, positions(text).to_char(ch.start_byte), "override")
+            continue
+        if d.code == "CS0539":
+            # an explicit implementation of a member of a placeholder interface: a plain member then
+            _blank_explicit_specifier(shim, d.file, info, text, off)
             continue
         if d.code not in ("CS0246", "CS0234") or not q:
             continue
@@ -118,6 +141,12 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
                 shim.namespaces.add(target)
             continue
         after = off + len(name)
+        if _ancestor(info, text, off, {"explicit_interface_specifier"}) is not None:
+            # ``void IFoo.Bar()``: the name before the dot is an interface, never a namespace
+            if outer:
+                shim.namespaces.add(outer)
+            shim.types.setdefault((outer, name, _arity_at(text, after)), "interface")
+            continue
         followed_by_dot = text.startswith(".", skip_trivia(text, after)) and not text.startswith(
             "..", skip_trivia(text, after))
         ns = outer
@@ -137,6 +166,20 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             shim.namespaces.add(ns)
         shim.types.setdefault((ns, name, arity), kind)
     return shim.size() - before
+
+
+def _blank_explicit_specifier(shim: Shim, path: str, info: CsFileInfo, text: str, off: int) -> None:
+    decl = _ancestor(info, text, off, {"method_declaration", "property_declaration", "indexer_declaration",
+                                       "event_declaration"})
+    spec = next((c for c in decl.children if c.type == "explicit_interface_specifier"), None) \
+        if decl is not None else None
+    if spec is None:
+        return
+    name = strip_generics(_name(spec).rstrip(".")).rsplit(".", 1)[-1]
+    if any(t == name for _, t, _ in shim.types):
+        chars = positions(text)
+        start, end = chars.to_char(spec.start_byte), chars.to_char(spec.end_byte)
+        shim.blank(path, start, text[start:end])
 
 
 _SEGMENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")

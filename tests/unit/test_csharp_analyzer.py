@@ -136,6 +136,44 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
     assert res.tool_versions.get("mcs")
 
 
+EXTERNAL_INTERFACE = {
+    "Lib/Widget.cs": "namespace Acme { public class Widget { public static int Max = 3; public int Size() { return 1; } } }\n",
+    # a framework interface the machine does not have (Unity's), implemented explicitly; and, in the file's second
+    # top-level class (after the first one's stubs), an override of a framework base member
+    "App/Handler.cs": """using UnityEngine.EventSystems;
+namespace Acme.App {
+    public class Handler : IPointerClickHandler {
+        void IPointerClickHandler.OnPointerClick(PointerEventData e) { int n = Widget.Max; }
+    }
+    public class Runner : UnityEngine.MonoBehaviour {
+        protected override void Update() { int s = new Widget().Size(); }
+    }
+}
+""",
+}
+
+
+@needs_mcs
+def test_a_missing_interface_named_before_a_dot_is_one_placeholder_interface(tmp_path):
+    # ``IPointerClickHandler.OnPointerClick`` once made ``IPointerClickHandler`` a namespace placeholder as well as
+    # an interface one: CS0101 in the shim stopped mcs before every body (a Unity library gave no reference)
+    repo = tmp_path / "repo"
+    for path, text in EXTERNAL_INTERFACE.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    snap, res = _analyze(repo, tmp_path)
+    got = {(r.file, r.line, r.symbol) for r in res.refs}
+    assert got == {("App/Handler.cs", 3, "Max"), ("App/Handler.cs", 6, "Size")}, \
+        (got, res.stats)
+    shim = (tmp_path / "work" / "original" / "__benchsmith_shim__.cs").read_text(encoding="utf-8")
+    assert "namespace IPointerClickHandler" not in shim and "interface IPointerClickHandler" in shim
+    # the explicit implementation and the override are blanked in both trees, the stubbed one included, where
+    # the first class's stubs moved the second class's text
+    for tree in ("original", "stubbed"):
+        text = (tmp_path / "work" / tree / "App/Handler.cs").read_text(encoding="utf-8")
+        assert "IPointerClickHandler.OnPointerClick" not in text and "override" not in text, tree
+
+
 @needs_mcs
 def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
     a = _mcs_analyzer()
