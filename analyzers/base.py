@@ -60,6 +60,7 @@ class AnalysisResult:
     exclusions: list[Exclusion] = field(default_factory=list)
     tool_versions: dict[str, str] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    no_refs_detail: str = ""  # why the toolchain found nothing, where the analyzer knows (one line for the user)
 
 
 @dataclass(frozen=True)

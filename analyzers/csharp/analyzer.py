@@ -392,3 +392,10 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
                             stubbed_errors=sum(1 for d in after if d.kind == "error"),
                             new_diagnostics=plan.new, unattributed=plan.unattributed, external_members=plan.external,
                             refs=len(result.refs))
+        if not result.refs and plan.kind is Compiler.MCS and not reached_bodies(before, plan.infos, plan.texts):
+            first = next((d for d in before if d.kind == "error"), None)
+            if first is not None:
+                line = verdicts.original_line(plan.prepared, first.file, plan.texts, first) \
+                    if first.file in plan.texts else first.line  # or a file benchsmith generated
+                result.no_refs_detail = (f"mcs stopped before every method body: {first.file} line {line}: "
+                                         f"{first.code} {first.message[:160]}")

@@ -132,7 +132,10 @@ class Analyze(RepoStep):
             self.counter.drop(e)
         if not repo.result.refs:
             # recorded, yet the repository goes on (with nothing to cut), as it always has
-            self.drop(repo.name, Reason.NO_CROSSFILE_REFS, "no cross-file references found", repo.name)
+            detail = "no cross-file references found"
+            if repo.result.no_refs_detail:
+                detail += f" ({repo.result.no_refs_detail})"
+            self.drop(repo.name, Reason.NO_CROSSFILE_REFS, detail, repo.name)
         return None
 
 

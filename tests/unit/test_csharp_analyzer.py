@@ -175,6 +175,22 @@ def test_a_missing_interface_named_before_a_dot_is_one_placeholder_interface(tmp
 
 
 @needs_mcs
+def test_no_reference_because_mcs_never_reached_a_body_says_so(tmp_path):
+    # every file has a declaration error mcs stops at (a base class cycle): nothing is left to compile without
+    # them, so the analysis ends with no reference, and says which error stopped mcs
+    repo = tmp_path / "repo"
+    (repo / "Lib").mkdir(parents=True)
+    (repo / "Lib/Widget.cs").write_text("namespace Acme { public class Widget { public static int Max = 3; }\n"
+                                        "  class LoopA : LoopB { } class LoopB : LoopA { } }\n", encoding="utf-8")
+    (repo / "Lib/User.cs").write_text("namespace Acme { class LoopC : LoopC { int M() { return Widget.Max; } } }\n",
+                                      encoding="utf-8")
+    _, res = _analyze(repo, tmp_path)
+    assert res.refs == []
+    assert res.no_refs_detail.startswith("mcs stopped before every method body: Lib/"), res.no_refs_detail
+    assert "CS0146" in res.no_refs_detail
+
+
+@needs_mcs
 def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
     a = _mcs_analyzer()
     a.downlevel = False
