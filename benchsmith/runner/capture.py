@@ -4,6 +4,7 @@ outlives the run."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 
@@ -38,3 +39,25 @@ def kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``proc`` to exit; False when it did not.  Woken by the exit itself
+    through a pidfd (Linux 5.3+): ``Popen.wait(timeout)`` polls with sleeps of up to 50 ms, which every toolchain
+    run would pay as latency after the tool is done."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # an older kernel or another OS
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([fd], [], [], max(0.0, timeout))
+    finally:
+        os.close(fd)
+    if not ready:
+        return False
+    proc.wait()
+    return True

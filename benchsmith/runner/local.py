@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from benchsmith.runner.capture import kill_group, read_capped
+from benchsmith.runner.capture import kill_group, read_capped, wait_exit
 from benchsmith.runner.container import ContainerSpec, container_argv, hand_mounts, remove_container, take_back
 from benchsmith.runner.records import DEFAULT_OUTPUT_CAP, Limits, RunResult, ToolMissing
 
@@ -138,9 +138,7 @@ def _run(argv, cwd, full_env, timeout, output_cap, limits, container, preexec, k
         t.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = not wait_exit(proc, timeout)
     finally:
         # Kill the group even on normal exit: a tool may leave daemons/grandchildren behind.
         kill_group(proc)

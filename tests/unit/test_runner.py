@@ -84,3 +84,19 @@ def test_stdin_is_closed_and_limits_apply():
 def test_missing_tool_says_what_to_do():
     with pytest.raises(ToolMissing, match="make setup"):
         run(["definitely-not-a-tool-xyz"])
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polling fallback"])
+def test_wait_exit_tells_an_exit_from_a_timeout(monkeypatch, pidfd):
+    from benchsmith.runner.capture import wait_exit
+
+    if not pidfd:
+        monkeypatch.delattr(os, "pidfd_open", raising=False)  # an older kernel or another OS
+    done = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert wait_exit(done, 30) is True and done.returncode == 3
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert wait_exit(slow, 0.2) is False and slow.returncode is None
+    finally:
+        slow.kill()
+        slow.wait()
