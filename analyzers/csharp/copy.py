@@ -69,6 +69,10 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
     stats = {"files_preprocessed": 0, "preprocess_errors": 0, "files_downleveled": 0, "downlevel_edits": 0,
              "files_unsupported": 0, "files_not_rewritten": 0, "lossy_rewrites": 0}
     trees = {}
+    caps: dict[str, dict] = {}  # what the down-level rules look at, per file
+    rewriting = downlevel and not roslyn
+    if rewriting:
+        from benchsmith.analyzers.csharp.downlevel.rules import captures
     parser = treesitter.parser(GRAMMAR)
     for path in sorted(files):
         original = files[path]
@@ -85,6 +89,10 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
         trees[path] = parser.parse(pre.text.encode("utf-8"))
         copies[path].tree = trees[path]
         copies[path].pre_ts_error = trees[path].root_node.has_error
+        if rewriting:
+            # one walk of the tree in C, while it is fresh in the processor's caches (a second loop over all
+            # the trees costs a third more)
+            caps[path] = captures(trees[path], pre.text)
     out = Prepared(copies, defines=frozenset(defines), stats=stats)
     implicit: dict[str, tuple[str, ...]] = {p: index.settings(p).implicit_usings for p in files}
     if roslyn or not downlevel:
@@ -94,7 +102,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
                 out.helpers[USINGS_FILE] = "".join(f"global using global::{u};\n" for u in namespaces)
         return out
     from benchsmith.analyzers.csharp.downlevel import HELPER_SOURCES, downlevel as rewrite, extract_global_usings
-    from benchsmith.analyzers.csharp.downlevel.rules import captures, value_types_of
+    from benchsmith.analyzers.csharp.downlevel.rules import value_types_of
 
     # One project's global usings (and implicit ones) reach all of its files.
     by_project: dict[str, list[str]] = {}
@@ -102,9 +110,8 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
         project = index.settings(path).project
         if "global" in copies[path].text:  # `global using` needs the keyword
             by_project.setdefault(project, []).extend(extract_global_usings(copies[path].text, trees[path]))
-    # one walk of each tree finds what the rules look at and the project's value types (a `Foo?` of a struct
-    # declared in another file is Nullable)
-    caps = {p: captures(trees[p], copies[p].text) for p in sorted(trees)}
+    # the project's value types, from the rules' captures (a `Foo?` of a struct declared in another file is
+    # Nullable)
     value_types = frozenset().union(*(value_types_of(caps[p]) for p in sorted(trees)))
     for path in sorted(trees):
         copy = copies[path]

@@ -270,3 +270,18 @@ def test_native_ints_become_intptr_and_nothing_else_named_like_them():
     at = text.index("(global::System.UIntPtr)p") + 1
     assert src[res.to_original_offset(at):].startswith("nuint)p")
     assert src[res.to_original_offset(text.index("p; }")):].startswith("p; }")
+
+
+def test_a_rule_that_fails_on_odd_input_loses_only_its_own_rewrites(monkeypatch):
+    from benchsmith.analyzers.csharp.downlevel import rules
+
+    def broken(ctx, caps):
+        ctx.new_group()
+        ctx.insert(0, "half-made ", rules.C.OTHER)
+        raise RuntimeError("a bug of one rule")
+
+    monkeypatch.setattr(rules, "_rules", lambda: (rules._nullable_types, broken, rules._file_scoped_namespace))
+    res = downlevel("namespace N;\nclass A { string? s; }\n")
+    assert "half-made" not in res.text
+    assert res.text == "namespace N{\nclass A { string  s; }\n}"  # the other rules' rewrites are kept
+    assert [(u.construct, u.line, u.col) for u in res.unsupported] == [("other", 0, 0)]

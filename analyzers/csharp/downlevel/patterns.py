@@ -9,6 +9,8 @@ original stays in place; only keywords and punctuation are replaced, so position
 
 from __future__ import annotations
 
+import re
+
 from benchsmith.analyzers.csharp.downlevel.edits import Construct as C
 from benchsmith.analyzers.csharp.downlevel.edits import HELPER, HELPER_FILE
 from benchsmith.analyzers.csharp.downlevel.core import Ctx, Tok, child_of_type, expression_root
@@ -286,11 +288,28 @@ def _contains_advanced(p: P) -> bool:
     return not _native(p)
 
 
+# C# 7 patterns (``x is null``, ``x is Foo``, ``x is Foo f``) in their plainest spellings, which the pattern parser
+# would read as native too: most ``is`` expressions are these, and telling them apart needs no token walk
+_PLAIN_TYPE = r"[A-Za-z_][\w.]*(?:<[\w.]+(?:,\s*[\w.]+)*>)?(?:\[\])?"
+_PLAIN_PATTERN = re.compile(rf"(?:{_PLAIN_TYPE}|[0-9]+|\"[^\"\\]*\")(?:\s+[A-Za-z_]\w*)?")
+
+
+def _plainly_native(ctx: Ctx, n) -> bool:
+    pat = n.child_by_field_name("pattern")
+    if pat is None or pat.type not in ("constant_pattern", "declaration_pattern"):
+        return False
+    m = _PLAIN_PATTERN.fullmatch(ctx.src(pat))
+    return m is not None and ctx.src(pat).split()[0] not in _PATTERN_WORDS
+
+
+_PATTERN_WORDS = frozenset({"not", "and", "or", "var"})
+
+
 def is_patterns(ctx: Ctx, caps) -> None:
     for n in caps.get("is_pattern_expression", []):
         subject = n.child_by_field_name("expression")
         kw = child_of_type(n, "is")
-        if subject is None or kw is None:
+        if subject is None or kw is None or _plainly_native(ctx, n):
             continue
         ks, ke = ctx.span(kw)
         ctx.use_region(expression_root(n))

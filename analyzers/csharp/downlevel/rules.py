@@ -130,6 +130,27 @@ def value_types_of(caps) -> set[str]:
     return names
 
 
+@lru_cache(maxsize=1)
+def _rules() -> tuple:
+    """The rules in the order they run (the rule modules import this one, so they are looked up on first use).
+    Token-level rules first: the rules that copy types (new(), records, local functions ...) copy them with the
+    token edits inside applied (``Rep.copy_edited``); default interface members last: they move others' edits."""
+    from benchsmith.analyzers.csharp.downlevel import (local_functions, mcs_gaps, members, patterns, scopes, switch,
+                                                       targets)
+    from benchsmith.analyzers.csharp.downlevel import tokens as tok
+
+    return (_file_scoped_namespace, _global_using, _nullable_directive, _nullable_types, tok.null_forgiving,
+            tok.newer_syntax, tok.function_pointers, tok.type_parameter_pointers, tok.constraints,
+            tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
+            tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
+            targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
+            mcs_gaps.task_like_async, mcs_gaps.foreach_deconstruction,
+            patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
+            scopes.shadowed_parameters,
+            members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
+            members.default_interface_members, _top_level)
+
+
 # ------------------------------------------------------------------------------------------------------------
 def collect_edits(text, tree, *, global_usings=(), value_types=frozenset(), caps=None):
     """``caps``: ``captures(tree, text)`` when the caller has them already."""
@@ -140,24 +161,9 @@ def collect_edits(text, tree, *, global_usings=(), value_types=frozenset(), caps
         caps = captures(tree, text)
     ctx.caps = caps
     ctx.value_types = BCL_VALUE_TYPES | value_types | _local_value_types(ctx, caps)
-    from benchsmith.analyzers.csharp.downlevel import (local_functions, mcs_gaps, members, patterns, scopes, switch,
-                                                       targets)
-    from benchsmith.analyzers.csharp.downlevel import tokens as tok
-
     if global_usings:
         _insert_global_usings(ctx, global_usings)
-    # Token-level rules first: the rules that copy types (new(), records, local functions ...) copy them with the
-    # token edits inside applied (``Rep.copy_edited``).
-    for rule in (_file_scoped_namespace, _global_using, _nullable_directive, _nullable_types, tok.null_forgiving,
-                 tok.newer_syntax, tok.function_pointers, tok.type_parameter_pointers, tok.constraints,
-                 tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
-                 tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
-                 targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
-                 mcs_gaps.task_like_async, mcs_gaps.foreach_deconstruction,
-                 patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
-                 scopes.shadowed_parameters,
-                 members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
-                 members.default_interface_members, _top_level):  # interface members last: they move others' edits
+    for rule in _rules():
         before = len(ctx.edits), ctx.group
         try:
             rule(ctx, caps)
