@@ -30,7 +30,9 @@ class AnalysedCopy:
     text: str  # what both compiles see
     pre: Preprocessed
     downlevel: object = None  # downlevel.DownlevelResult when the pass ran and changed the text
-    tree: object = None  # tree-sitter tree of ``text`` when it is the preprocessed text (reused by the scan)
+    # the tree-sitter tree the scan reads: of ``text`` (a file-scoped namespace in its ``;`` form: see
+    # ``DownlevelResult.scan_tree``)
+    tree: object = None
     pre_ts_error: bool | None = None  # whether tree-sitter found an error in the preprocessed text
 
     def to_original(self, offset: int | None) -> int | None:
@@ -138,7 +140,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
             copy.text = res.text
             copy.downlevel = res
             # the scan needs the rewritten text's tree: parsed incrementally from the preprocessed one
-            copy.tree = res.reparse(trees[path], parser)
+            copy.tree = res.scan_tree(trees[path], parser)
             stats["files_downleveled"] += 1
             stats["downlevel_edits"] += len(res.edits)
     return out

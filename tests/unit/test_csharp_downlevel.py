@@ -285,3 +285,40 @@ def test_a_rule_that_fails_on_odd_input_loses_only_its_own_rewrites(monkeypatch)
     assert "half-made" not in res.text
     assert res.text == "namespace N{\nclass A { string  s; }\n}"  # the other rules' rewrites are kept
     assert [(u.construct, u.line, u.col) for u in res.unsupported] == [("other", 0, 0)]
+
+
+@pytest.mark.parametrize("name", CONSTRUCT_FILES)
+def test_the_scan_reads_the_same_from_its_cheaper_tree(name):
+    # a file-scoped namespace keeps its `;` form in the scan's tree (no whole-file re-parse): every scan figure
+    # must be what a fresh parse of the rewritten text gives
+    from benchsmith import treesitter
+    from benchsmith.analyzers.csharp.scan import scan_csharp
+    from benchsmith.files import SourceFile
+
+    parser = treesitter.parser("tree_sitter_c_sharp")
+    src = (CORPUS / name).read_text(encoding="utf-8")
+    res = downlevel(src, parser.parse(src.encode("utf-8")))
+    cheap = res.scan_tree(parser.parse(src.encode("utf-8")), parser)
+    got = scan_csharp(SourceFile(name, res.text), cheap)
+    want = scan_csharp(SourceFile(name, res.text), parser.parse(res.text.encode("utf-8")))
+    for field in ("namespaces", "usings", "tops", "declared", "local_names", "used", "ts_error"):
+        assert getattr(got, field) == getattr(want, field), (name, field)
+    # where a diagnostic is, as the shim and the verdicts ask it: inside a body or not, at every word
+    from benchsmith.analyzers.csharp.scan import in_body
+
+    for m in re.finditer(r"\w+", res.text):
+        assert in_body(got, res.text, m.start()) == in_body(want, res.text, m.start()), (name, m.start())
+    # (the blocker prediction reads its captures as sets: their order follows the tree's shape)
+    assert {k: sorted((n.start_byte, n.end_byte, n.type) for n in v) for k, v in got.blocker_caps.items()} == \
+        {k: sorted((n.start_byte, n.end_byte, n.type) for n in v) for k, v in want.blocker_caps.items()}
+
+
+def test_a_file_scoped_namespace_alone_needs_no_reparse():
+    from benchsmith import treesitter
+
+    parser = treesitter.parser("tree_sitter_c_sharp")
+    src = "namespace N.M;\n\nclass A { int x; }\n"
+    tree = parser.parse(src.encode("utf-8"))
+    res = downlevel(src, tree)
+    assert res.text == "namespace N.M{\n\nclass A { int x; }\n}"
+    assert res.scan_tree(tree, parser) is tree  # the `;` form is the preprocessed text itself

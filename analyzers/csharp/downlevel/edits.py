@@ -179,11 +179,14 @@ class DownlevelResult:
             return ns
         return ns + len(e.replacement) + (offset - e.end)
 
-    def reparse(self, tree, parser):
-        """A tree-sitter tree of ``text``, parsed incrementally from ``tree`` (the tree of ``original``): the
-        untouched subtrees are reused, so this costs a fraction of a fresh parse."""
-        if not self.edits:
+    def reparse(self, tree, parser, edits: list[Edit] | None = None):
+        """A tree-sitter tree of ``text`` (of ``original`` with ``edits``, a subset of ``self.edits``, applied),
+        parsed incrementally from ``tree`` (the tree of ``original``): the untouched subtrees are reused, so this
+        costs a fraction of a fresh parse."""
+        edits = self.edits if edits is None else edits
+        if not edits:
             return tree
+        text = self.text if edits is self.edits else apply_edits(self.original, edits)
         t = tree.copy()
         orig = self.original
         # byte offset and (row, byte column) of each edit's start and end in the original, in one sweep
@@ -203,17 +206,30 @@ class DownlevelResult:
             pos, byte = to, byte + n
             return byte, (row, byte - line_byte)
 
-        for e in self.edits:
+        for e in edits:
             sb, sp = advance(e.start)
             eb, ep = advance(e.end)
             info.append((sb, eb, sp, ep))
-        for e, (sb, eb, sp, ep) in zip(reversed(self.edits), reversed(info)):
+        for e, (sb, eb, sp, ep) in zip(reversed(edits), reversed(info)):
             rep = e.replacement.encode("utf-8")
             nl = rep.rfind(b"\n")
             np = (sp[0] + rep.count(b"\n"), len(rep) - nl - 1) if nl >= 0 else (sp[0], sp[1] + len(rep))
             t.edit(start_byte=sb, old_end_byte=eb, new_end_byte=sb + len(rep), start_point=sp, old_end_point=ep,
                    new_end_point=np)
-        return parser.parse(self.text.encode("utf-8"), t)
+        return parser.parse(text.encode("utf-8"), t)
+
+    def scan_tree(self, tree, parser):
+        """The tree the scan reads for ``text``, incrementally from ``tree`` (of ``original``).  A file-scoped
+        namespace keeps its ``namespace X;`` form in it: its two edits (``;`` -> ``{``, one character, and the
+        closing brace that ends the text) are left out, so every position but the end is ``text``'s and the scan
+        reads both forms alike, while the braces would make tree-sitter re-parse the whole file."""
+        edits = self.edits
+        if len(edits) >= 2 and edits[-1].construct is Construct.FILE_SCOPED_NAMESPACE \
+                and edits[-1].start == edits[-1].end == len(self.original) and self.text.endswith(edits[-1].replacement):
+            opening = [e for e in edits[:-1] if e.construct is Construct.FILE_SCOPED_NAMESPACE]
+            if len(opening) == 1 and opening[0].replacement == "{" and opening[0].end - opening[0].start == 1:
+                return self.reparse(tree, parser, [e for e in edits[:-1] if e is not opening[0]])
+        return self.reparse(tree, parser)
 
     def to_original(self, line: int, col: int) -> tuple[int, int]:
         starts = self._new_lines
