@@ -3,7 +3,9 @@ of the down-level pass.
 
 On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs reads through the down-level pass;
 ``--package pythonnet==2.5.2`` for the C# 7 one), times (medians of --repeat runs)
-  batched        = CSharpAnalyzer.analyze with mcs as shipped: the ``--parse`` pass beside the tree-sitter scan,
+  batched        = CSharpAnalyzer.analyze with mcs as shipped: the ``--parse`` pass beside the tree-sitter scan
+                   (put off, and here never run, where tree-sitter reads every file and the first compile shows
+                   that mcs parsed them all),
                    placeholder (shim) rounds whose original- and stubbed-tree compiles run side by side (2
                    processes), a stubbed recompile only when stubs stopped mcs before the bodies, and the diff;
   reference      = the same analyzer with ``parallel=1, predict=False``: every step in turn, placeholders and

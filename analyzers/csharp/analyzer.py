@@ -21,11 +21,14 @@ Compilers:
   compiled in one invocation per tree.  mcs never checks method bodies once a declaration fails to resolve (a
   NuGet type in a signature, a missing ``using`` namespace), so the original tree first gets a *shim*: empty
   namespaces and placeholder types for every name mcs reports missing at declaration level, and ``override``
-  blanked where the base is a placeholder; both trees are compiled with the same shim, so the diff stays sound.
+  blanked (and an explicit implementation of a placeholder interface made a plain member) where the base is a
+  placeholder; both trees are compiled with the same shim, so the diff stays sound.
   A declaration mcs rejects itself (no placeholder helps) stops it before every body of the tree: those files are
   recorded (``toolchain_cannot_parse``, "mcs rejects a declaration") and left out of both trees.
   Speed (the two whole-tree compiles are the floor; ``bench/analyzer_csharp.py`` measures against it): the parse
-  pass runs while tree-sitter scans, each shim round compiles the original and the stubbed tree side by side (the
+  pass runs while tree-sitter scans, or, where tree-sitter reads every file, only when the first compile's errors
+  do not prove that mcs parsed them all (``parse_check``), each shim round compiles the original and the stubbed
+  tree side by side (the
   stubbed result of the round that reaches the method bodies is the one kept), a missing qualified name gets all
   its placeholders in one round, and stubs sure to break a declaration (a nested type overriding a member of a
   stubbed class, an override whose signature names a stub the base member does not see...) are left out up
@@ -38,37 +41,35 @@ Compilers:
 
 Module map: ``copy`` (the analysed copy: ``preprocess`` + ``project`` + the ``downlevel`` pass), ``scan``
 (tree-sitter index), ``stubs`` (stub planning), ``blockers`` (stubs sure to break a declaration), ``shim``
-(placeholders for mcs), ``compile`` (compiler calls), ``verdicts`` (what a compile says about files),
-``refs`` (attribution), ``roslyn`` (finding csc), ``plan`` (one analysis's state); this module holds the recipe.
+(placeholders for mcs), ``compile`` (compiler calls), ``parse_check`` (the parse pass put off), ``verdicts`` (what
+a compile says about files), ``refs`` (attribution), ``roslyn`` (finding csc), ``plan`` (one analysis's state),
+``toolchain`` (configs, tree-sitter's bytes, versions); this module holds the recipe.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Iterator
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
-from benchsmith.analyzers.csharp import verdicts
+from benchsmith.analyzers.csharp import parse_check, verdicts
 from benchsmith.analyzers.csharp.blockers import predict_blockers
-from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, mcs_version, pool as _pool,
+from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, pool as _pool,
                                                  submit as _submit)
 from benchsmith.analyzers.csharp.copy import prepare
 from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
 from benchsmith.analyzers.csharp.positions import offset as _offset
-from benchsmith.analyzers.csharp.preprocess import preprocess
-from benchsmith.analyzers.csharp.project import (DEFAULT_DEFINES, PROJECT_FILES, PROJECT_SUFFIX,
-                                                 UNITY_ASSEMBLY_SUFFIX, UNITY_VERSION_FILE)
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
 from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
 from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs
-from benchsmith.files import RepoSnapshot, SourceFile, read_data_files, write_tree
+from benchsmith.analyzers.csharp.toolchain import CsToolchain
+from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
-from benchsmith.runner import ToolMissing, which
+from benchsmith.runner import ToolMissing
 
 KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS0426"})
 MAX_SHIM_ROUNDS = 4
@@ -82,7 +83,7 @@ def _tool_missing(result: AnalysisResult, repo: str, exc: ToolMissing) -> None:
     result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
 
 
-class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
+class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
     language = "csharp"
     extensions = (".cs",)
     grammar_module = "tree_sitter_c_sharp"
@@ -107,47 +108,6 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
         """Whether ``analyze`` runs the down-level pass: only for mcs (Roslyn, the first choice where ``dotnet``
         exists, parses current C#)."""
         return self.downlevel and self._backend()[0] is Compiler.MCS
-
-    @classmethod
-    def read_configs(cls, repo, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
-        """``{relative path: text}`` of the repository's ``*.csproj`` and ``Directory.Build.props`` (data: their
-        unconditional defines, target frameworks and implicit usings; msbuild never runs), and of Unity's
-        ``*.asmdef`` and ``ProjectVersion.txt`` (which say the Unity symbols apply), without following symlinks."""
-        def wanted(name: str) -> bool:
-            return name.lower().endswith((PROJECT_SUFFIX, UNITY_ASSEMBLY_SUFFIX)) or name in PROJECT_FILES \
-                or name == UNITY_VERSION_FILE.rsplit("/", 1)[-1]
-
-        return read_data_files(repo, wanted,
-                               prune=lambda d: d.startswith(".") or d in ("bin", "obj"),
-                               max_bytes=max_bytes, max_files=max_files)
-
-    def tree_source(self, path: str, text: str) -> bytes:
-        """The bytes tree-sitter should parse for ``text``: the preprocessed file (inactive ``#if`` branches and
-        directive lines blanked), whose byte offsets are the original's, with the symbols of this analyzer's
-        last analysis (the defaults for a file it did not see)."""
-        pre = getattr(self, "_tree_sources", {}).get(path)
-        if pre is None or pre.original != text:
-            pre = preprocess(text, DEFAULT_DEFINES)
-        return pre.tree_bytes()
-
-    def toolchain_paths(self) -> list[str]:
-        # a dotnet install usually lives outside /usr (~/.dotnet, /opt/dotnet, /usr/local/share/dotnet): its host,
-        # SDK (csc.dll) and reference packs must be in the confined view; mono's mcs lives under /usr
-        kind, roslyn = self._backend()
-        if kind is Compiler.CSC and roslyn is not None:
-            return [str(Path(os.path.realpath(roslyn.dotnet)).parent)]
-        return []
-
-    def tool_versions(self) -> dict[str, str]:
-        kind, roslyn = self._backend()
-        if kind is Compiler.CSC and roslyn is not None:
-            return {"csc": PurePosixPath(roslyn.csc_dll).parent.parent.parent.name}
-        v = mcs_version(self.mcs, which(self.mcs) or "")
-        out = {"mcs": v} if v else {}
-        refs = self._references()
-        if refs:
-            out["mcs_references"] = ",".join(refs)  # what this machine's mono has: part of the toolchain
-        return out
 
     # -- the recipe ------------------------------------------------------------------------------------------
     def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> CsPlan | None:
@@ -177,15 +137,16 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
         orig_tree, stub_tree = workdir / "original", workdir / "stubbed"
         for tree in (orig_tree, stub_tree):
             shutil.rmtree(tree, ignore_errors=True)
+        deferred = parse_check.may_defer(prepared, kind, self.predict)
         pool = _pool(self.parallel)
         try:
             # The parse pass reads the original tree itself (the files as they are, before any placeholder); a
             # compile lists its files, so those it leaves out later may stay on disk.
             write_tree(orig_tree, texts)
             parsed = _submit(pool, self._parse_run, orig_tree, sorted(texts), workdir, known) \
-                if kind is Compiler.MCS else None
+                if kind is Compiler.MCS and not deferred else None
             infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
-            compiled = set(texts)
+            compiled = parse_check.assumed_compiled(texts, prepared) if deferred else set(texts)
             if parsed is not None:
                 compiled = verdicts.parse_verdict(repo, parsed.result(), texts, infos, result, prepared)
                 if compiled is None:
@@ -206,7 +167,7 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
         # and it saves a compile round where a library is missing.
         shim = Shim(namespaces={u for p in sorted(compiled) for u in infos[p].usings} - project_ns)
         return CsPlan(repo, kind, roslyn, workdir, usable, prepared, texts, infos, compiled, plans, known,
-                      project_ns, shim, written={orig_tree: dict(texts), stub_tree: {}})
+                      project_ns, shim, written={orig_tree: dict(texts), stub_tree: {}}, parse_pending=deferred)
 
     def run(self, plan: CsPlan, tree: Tree, result: AnalysisResult) -> CompileOutcome | None:
         """``Tree.ORIGINAL``: the shim rounds.  Each compiles the original tree with the shim so far and, beside
@@ -230,9 +191,9 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
     def _shim_rounds(self, plan: CsPlan, result: AnalysisResult, pool: ThreadPoolExecutor | None
                      ) -> CompileOutcome | None:
         kind, roslyn, workdir = plan.kind, plan.roslyn, plan.workdir
-        shim = plan.shim
-        likely_final = all(ns == "System" or ns.startswith(("System.", "Microsoft.")) for ns in shim.namespaces)
         while True:
+            shim = plan.shim
+            likely_final = all(ns == "System" or ns.startswith(("System.", "Microsoft.")) for ns in shim.namespaces)
             b_files = plan.put(plan.orig_tree, plan.tree_files(plan.texts))
             # the original tree compiles while the stubbed one is prepared
             early = _submit(pool, self._compile, kind, roslyn, plan.orig_tree, b_files, workdir / "original.rsp",
@@ -251,6 +212,14 @@ class CSharpAnalyzer(CompilerCalls, Analyzer[CsPlan, CompileOutcome, Found]):
             later = _submit(pool, self._compile, kind, roslyn, plan.stub_tree, a_files, workdir / "stubbed.rsp",
                             plan.known, workdir) if speculate else None
             before = early.result()
+            if plan.parse_pending:
+                settled = parse_check.settle(self, plan, before, result)
+                if settled is not parse_check.Settled.KEEP:
+                    if later is not None:
+                        later.result()  # its tree is rewritten next
+                    if settled is parse_check.Settled.STOP:
+                        return None
+                    continue  # the first round again, without the files the parse pass left out
             plan.rounds += 1
             if before.diagnostics is None and before.partial and \
                     plan.rounds <= MAX_SHIM_ROUNDS + plan.rejects + plan.crashes and \

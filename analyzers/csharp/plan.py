@@ -38,6 +38,7 @@ class CsPlan:
     # the rounds' outcome: the original tree's last compile, and the stubbed tree's of the same round
     before: CompileOutcome | None = None
     after: CompileOutcome | None = None
+    parse_pending: bool = False  # the parse pass waits for the first compile (``parse_check``)
     stubbed_files: list[str] = field(default_factory=list)
     rounds: int = 0
     rejects: int = 0  # rounds compiled again without files mcs rejects or crashes on

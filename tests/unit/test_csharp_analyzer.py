@@ -190,6 +190,58 @@ def test_no_reference_because_mcs_never_reached_a_body_says_so(tmp_path):
     assert "CS0146" in res.no_refs_detail
 
 
+PARSE_GAP = {
+    "Lib/Widget.cs": "namespace Acme { public class Widget { public static int Max = 3; public int Size() { return 1; } }"
+                     " public interface ISrc<T> { } }\n",
+    "App/Good.cs": "namespace Acme.App { class Good { int M() { return Widget.Max + new Widget().Size(); } } }\n",
+    # tree-sitter reads this cast, mcs 6.8 does not (a generic type with a tuple argument, cast to)
+    "App/Gap.cs": "namespace Acme.App { class Gap : ISrc<(int a, int b)> {\n"
+                  "  object M() { return (ISrc<(int a, int b)>)(object)this; } int N() { return Widget.Max; } } }\n",
+}
+
+
+def _write(repo: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text, encoding="utf-8")
+    return repo
+
+
+@needs_mcs
+@pytest.mark.parametrize("files", [
+    {k: v for k, v in PARSE_GAP.items() if k != "App/Gap.cs"},  # every file parses: no parse pass at all
+    PARSE_GAP,  # one does not: the first round is compiled again without it
+], ids=["clean", "a file mcs cannot parse"])
+def test_the_parse_pass_put_off_gives_what_it_gives_up_front(tmp_path, monkeypatch, files):
+    from benchsmith.analyzers.csharp import parse_check
+
+    repo = _write(tmp_path / "repo", files)
+    _, deferred = _analyze(repo, tmp_path / "deferred")
+    parse_rsp = (tmp_path / "deferred" / "work" / "parse.rsp").exists()
+    monkeypatch.setattr(parse_check, "may_defer", lambda *a: False)
+    _, upfront = _analyze(repo, tmp_path / "upfront")
+    key = lambda res: [(r.file, r.line, r.column, r.symbol, r.defining_file) for r in res.refs]  # noqa: E731
+    assert key(deferred) == key(upfront) and key(deferred)
+    assert [(e.reason, e.detail) for e in deferred.exclusions] == [(e.reason, e.detail) for e in upfront.exclusions]
+    assert deferred.stats["unparsed_files"] == upfront.stats["unparsed_files"] == (len(files) == 3)
+    assert parse_rsp == (len(files) == 3)  # the parse pass runs only where the first compile could not tell
+    if len(files) == 3:
+        assert [e.detail.split(":")[0] for e in deferred.exclusions] == ["mcs line 2"]
+
+
+def test_errors_mcs_parser_reports_itself_prove_nothing():
+    from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic
+    from benchsmith.analyzers.csharp.parse_check import parsed_every_file
+
+    def d(code):
+        return CsDiagnostic("a.cs", 1, 1, "error", code, "")
+
+    assert parsed_every_file([])
+    assert parsed_every_file([d("CS1525"), d("CS0246")])  # a name mcs did not resolve: it had parsed
+    # duplicate types, members and locals are the parser's own: they come beside syntax errors
+    assert not parsed_every_file([d("CS0101"), d("CS0102"), d("CS0128"), d("CS0136"), d("CS1525")])
+
+
 @needs_mcs
 def test_file_mcs_cannot_parse_is_recorded_not_silent(tmp_path):
     a = _mcs_analyzer()
