@@ -234,7 +234,8 @@ class ProjectIndex:
                 m = _UNITY_VERSION.search(configs[path])
                 self.unity_version = (int(m.group(1)), int(m.group(2))) if m else UNITY_DEFAULT_VERSION
         self.configs = configs
-        self._cache: dict[str, ProjectSettings] = {}
+        self._cache: dict[str, ProjectSettings] = {}  # by folder
+        self._by_path: dict[str, ProjectSettings] = {}
 
     @staticmethod
     def _up(folder: str):
@@ -243,10 +244,14 @@ class ProjectIndex:
             yield "/".join(parts[:i])
 
     def settings(self, path: str) -> ProjectSettings:
+        hit = self._by_path.get(path)  # asked for several times per file: pathlib would cost more than the rest
+        if hit is not None:
+            return hit
         folder = str(PurePosixPath(path).parent)
         folder = "" if folder == "." else folder
         hit = self._cache.get(folder)
         if hit is not None:
+            self._by_path[path] = hit
             return hit
         project = next((self.projects[f] for f in self._up(folder) if f in self.projects), None)
         props = next((self.props[f] for f in self._up(folder) if f in self.props), None)
@@ -280,5 +285,5 @@ class ProjectIndex:
         final = tuple(u for u in usings if u not in removed and not (u in seen or seen.add(u))
                       and re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", u))
         out = ProjectSettings(frozenset(defines), final, project or "")
-        self._cache[folder] = out
+        self._cache[folder] = self._by_path[path] = out
         return out
