@@ -28,12 +28,11 @@ Compilers:
   Speed (the two whole-tree compiles are the floor; ``bench/analyzer_csharp.py`` measures against it): the parse
   pass runs while tree-sitter scans, or, where tree-sitter reads every file, only when the first compile's errors
   do not prove that mcs parsed them all (``parse_check``), each shim round compiles the original and the stubbed
-  tree side by side (the
-  stubbed result of the round that reaches the method bodies is the one kept), a missing qualified name gets all
-  its placeholders in one round, and stubs sure to break a declaration (a nested type overriding a member of a
-  stubbed class, an override whose signature names a stub the base member does not see...) are left out up
-  front; stubbed recompiles without the offending files' stubs remain only for a stubbed compile that still
-  stopped before the bodies.  ``parallel=1, predict=False`` is the plain step-by-step reference.
+  tree side by side (the stubbed result of the round that reaches the method bodies is the one kept), a missing
+  qualified name gets all its placeholders in one round, and stubs sure to break a declaration (a nested type
+  overriding a member of a stubbed class, an override whose signature names a stub the base member does not
+  see...) are left out up front; stubbed recompiles without the offending files' stubs remain only for a stubbed
+  compile that still stopped before the bodies.  ``parallel=1, predict=False`` is the plain step-by-step reference.
 - Roslyn ``csc`` (through ``dotnet``), used when ``dotnet`` with an SDK is on PATH (the first choice): it parses
   current C# and checks every body whatever fails elsewhere, so no parse pass, no shim and no down-level pass are
   needed; it gets the preprocessed copy too, and the implicit usings as one generated file of ``global using``
@@ -147,6 +146,9 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 if kind is Compiler.MCS and not deferred else None
             infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
             compiled = parse_check.assumed_compiled(texts, prepared) if deferred else set(texts)
+            if deferred and not plan_all_stubs(infos, texts, compiled):
+                # nothing will be compiled to prove the files parse: the verdict is taken now, as up front
+                parsed = _submit(None, self._parse_run, orig_tree, sorted(texts), workdir, known)
             if parsed is not None:
                 compiled = verdicts.parse_verdict(repo, parsed.result(), texts, infos, result, prepared)
                 if compiled is None:
@@ -167,7 +169,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         # and it saves a compile round where a library is missing.
         shim = Shim(namespaces={u for p in sorted(compiled) for u in infos[p].usings} - project_ns)
         return CsPlan(repo, kind, roslyn, workdir, usable, prepared, texts, infos, compiled, plans, known,
-                      project_ns, shim, written={orig_tree: dict(texts), stub_tree: {}}, parse_pending=deferred)
+                      project_ns, shim, written={orig_tree: dict(texts), stub_tree: {}},
+                      parse_pending=deferred and parsed is None)
 
     def run(self, plan: CsPlan, tree: Tree, result: AnalysisResult) -> CompileOutcome | None:
         """``Tree.ORIGINAL``: the shim rounds.  Each compiles the original tree with the shim so far and, beside

@@ -211,3 +211,14 @@ def test_a_construct_the_pass_cannot_rewrite_is_a_named_exclusion(tmp_path):
     assert [(e.item_id, e.reason, e.detail) for e in res.exclusions] == [
         ("repo/Program.cs", Reason.UNSUPPORTED_SYNTAX, "unsupported_syntax:top_level_statements line 3")]
     assert _refs(res, "App/P.cs") == [(1, 65, "Create")] and not _refs(res, "Program.cs")
+
+
+def test_a_construct_the_pass_cannot_rewrite_is_recorded_even_with_nothing_to_compile(tmp_path):
+    # no file names another's types, so no compile will run: the parse pass, put off until the first compile
+    # where tree-sitter reads every file, gives its verdict (and this record) anyway
+    program = "using System;\n\nvar x = 1;\nConsole.WriteLine(x);\n"
+    alone = "namespace Acme.App { public class P { public int Run() { return 1; } } }\n"
+    _, _, res = _analyze(tmp_path, {"Program.cs": program, "App/P.cs": alone})
+    assert res.refs == []
+    assert [(e.item_id, e.reason, e.detail) for e in res.exclusions] == [
+        ("repo/Program.cs", Reason.UNSUPPORTED_SYNTAX, "unsupported_syntax:top_level_statements line 3")]
