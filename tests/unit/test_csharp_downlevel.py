@@ -289,8 +289,9 @@ def test_a_rule_that_fails_on_odd_input_loses_only_its_own_rewrites(monkeypatch)
 
 @pytest.mark.parametrize("name", CONSTRUCT_FILES)
 def test_the_scan_reads_the_same_from_its_cheaper_tree(name):
-    # a file-scoped namespace keeps its `;` form in the scan's tree (no whole-file re-parse): every scan figure
-    # must be what a fresh parse of the rewritten text gives
+    # the scan's tree leaves out the edits that move no position and change no name (a file-scoped namespace keeps
+    # its `;` form, a blanked `?` or `!` stays): every scan figure must be what a fresh parse of the rewritten
+    # text gives
     from benchsmith import treesitter
     from benchsmith.analyzers.csharp.scan import scan_csharp
     from benchsmith.files import SourceFile

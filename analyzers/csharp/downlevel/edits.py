@@ -218,18 +218,30 @@ class DownlevelResult:
                    new_end_point=np)
         return parser.parse(text.encode("utf-8"), t)
 
+    # Blanks the scan's tree may leave out: the blanked text holds no name (``?`` of a nullable reference type,
+    # the null-forgiving ``!``), so only the tree's shape around it differs, never a position or a name.
+    SCAN_KEEPS = frozenset({Construct.NULLABLE_ANNOTATION, Construct.NULL_FORGIVING})
+
     def scan_tree(self, tree, parser):
-        """The tree the scan reads for ``text``, incrementally from ``tree`` (of ``original``).  A file-scoped
-        namespace keeps its ``namespace X;`` form in it: its two edits (``;`` -> ``{``, one character, and the
-        closing brace that ends the text) are left out, so every position but the end is ``text``'s and the scan
-        reads both forms alike, while the braces would make tree-sitter re-parse the whole file."""
+        """The tree the scan reads for ``text``, incrementally from ``tree`` (of ``original``), with the edits that
+        move no position and change no name left out: a re-parse costs by the places it touches.  A file-scoped
+        namespace keeps its ``namespace X;`` form (its two edits, ``;`` -> ``{`` and the closing brace that ends
+        the text, are left out: the braces would make tree-sitter re-parse the whole file, and the scan reads both
+        forms alike); ``?`` and ``!`` blanked stay (``SCAN_KEEPS``).  Every position but the very end is
+        ``text``'s."""
         edits = self.edits
+        skip: set[int] = {i for i, e in enumerate(edits) if e.construct in self.SCAN_KEEPS
+                          and len(e.replacement) == e.end - e.start and not e.replacement.strip()
+                          and self.original[e.start:e.end].isascii()}
         if len(edits) >= 2 and edits[-1].construct is Construct.FILE_SCOPED_NAMESPACE \
                 and edits[-1].start == edits[-1].end == len(self.original) and self.text.endswith(edits[-1].replacement):
-            opening = [e for e in edits[:-1] if e.construct is Construct.FILE_SCOPED_NAMESPACE]
-            if len(opening) == 1 and opening[0].replacement == "{" and opening[0].end - opening[0].start == 1:
-                return self.reparse(tree, parser, [e for e in edits[:-1] if e is not opening[0]])
-        return self.reparse(tree, parser)
+            opening = [i for i, e in enumerate(edits[:-1]) if e.construct is Construct.FILE_SCOPED_NAMESPACE]
+            if len(opening) == 1 and edits[opening[0]].replacement == "{" \
+                    and edits[opening[0]].end - edits[opening[0]].start == 1:
+                skip |= {opening[0], len(edits) - 1}
+        if not skip:
+            return self.reparse(tree, parser)
+        return self.reparse(tree, parser, [e for i, e in enumerate(edits) if i not in skip])
 
     def to_original(self, line: int, col: int) -> tuple[int, int]:
         starts = self._new_lines
