@@ -54,7 +54,9 @@ def wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
         except subprocess.TimeoutExpired:
             return False
     try:
-        ready, _, _ = select.select([fd], [], [], max(0.0, timeout))
+        poller = select.poll()  # not select(): a process with many files open may get a pidfd above FD_SETSIZE
+        poller.register(fd, select.POLLIN)
+        ready = poller.poll(max(0.0, timeout) * 1000)
     finally:
         os.close(fd)
     if not ready:

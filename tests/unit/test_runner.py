@@ -100,3 +100,23 @@ def test_wait_exit_tells_an_exit_from_a_timeout(monkeypatch, pidfd):
     finally:
         slow.kill()
         slow.wait()
+
+
+def test_wait_exit_copes_with_a_pidfd_above_fd_setsize():
+    # a long build holds many files open: select() would refuse a descriptor numbered 1024 or more
+    import resource
+
+    from benchsmith.runner.capture import wait_exit
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 4096)), hard))
+    held = []
+    try:
+        while not held or held[-1] < 1100:
+            held.append(os.dup(0))
+        done = subprocess.Popen([sys.executable, "-c", "pass"])
+        assert wait_exit(done, 30) is True and done.returncode == 0
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
