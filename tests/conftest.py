@@ -13,6 +13,9 @@ CACHE = Path(os.environ.get("BENCHSMITH_TEST_CACHE", Path.home() / ".cache" / "b
 
 # Fixture repositories are data the analyzers read, never tests of ours (one has a `test_app.py` on purpose).
 collect_ignore_glob = ["fixtures/*"]
+# the sandboxes the hostile-program tests share (``sandbox``, ``strict``; a module's own fixture of the same name
+# wins)
+pytest_plugins = ["tests.hostile.sandboxes"]
 
 
 def _download(kind: str, spec: str, filename: str) -> Path:

@@ -24,17 +24,6 @@ from tests.hostile.traces import (LIBC_IPC, NAME_ME, assert_nothing_left, ipc_ke
                                   needs_uid, new_token, try_writes)
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    return Sandbox(timeout=2.0, memory_mb=256, max_processes=32, output_cap=16 * 1024, workers=4)
-
-
-@pytest.fixture(scope="module")
-def strict() -> Sandbox:
-    with Sandbox(timeout=5.0, memory_mb=256, max_processes=32, output_cap=64 * 1024, workers=2) as sb:
-        yield sb
-
-
 def test_deleting_files_outside_its_directory_fails(sandbox, tmp_path):
     needs_uid(sandbox)
     canary = tmp_path / "canary.txt"

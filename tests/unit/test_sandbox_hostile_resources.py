@@ -11,22 +11,10 @@ from __future__ import annotations
 import textwrap
 import time
 
-import pytest
 
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
 from tests.hostile.traces import (LIBC_IPC, NAME_ME, assert_nothing_left, ipc_key, needs, needs_uid, new_token,
                                   pids_named, try_writes)
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    return Sandbox(timeout=2.0, memory_mb=256, max_processes=32, output_cap=16 * 1024, workers=4)
-
-
-@pytest.fixture(scope="module")
-def strict() -> Sandbox:
-    with Sandbox(timeout=5.0, memory_mb=256, max_processes=32, output_cap=64 * 1024, workers=2) as sb:
-        yield sb
 
 
 def test_fork_bomb_is_contained_and_leaves_nothing(sandbox):
@@ -155,11 +143,10 @@ def test_sysv_shared_memory_cannot_be_pinned_beyond_the_memory_limit(strict):
     assert_nothing_left(token, res.stdout)
 
 
-def test_forked_children_share_one_memory_limit(strict):
-    """Six children of 200 MB each under --memory-mb 256: the tree, not each process, is limited."""
-    needs(strict, "cgroup")
-    token = new_token()
-    prog = NAME_ME.format(token=token) + textwrap.dedent(f"""
+def _six_children_of_200_mb(token: str) -> str:
+    """A program whose six forked children hold 200 MB each for two seconds; it prints ``<token>-reached`` when
+    all of them lived."""
+    return NAME_ME.format(token=token) + textwrap.dedent(f"""
         import os, time
         kids = []
         for _ in range(6):
@@ -173,7 +160,13 @@ def test_forked_children_share_one_memory_limit(strict):
         print('{token}-reached' if ok else 'killed')
         raise SystemExit(0 if ok else 3)
     """)
-    res = strict.run(prog, timeout=20)
+
+
+def test_forked_children_share_one_memory_limit(strict):
+    """Six children of 200 MB each under --memory-mb 256: the tree, not each process, is limited."""
+    needs(strict, "cgroup")
+    token = new_token()
+    res = strict.run(_six_children_of_200_mb(token), timeout=20)
     assert res.verdict is Verdict.MEMORY, (res.verdict, res.detail, res.stderr[-500:])
     assert_nothing_left(token, res.stdout)
 
@@ -183,21 +176,7 @@ def test_forked_children_share_one_memory_limit_without_the_fork_server():
     with Sandbox(timeout=20, memory_mb=256, forkserver=False, workers=1) as sb:
         needs(sb, "cgroup")
         token = new_token()
-        prog = NAME_ME.format(token=token) + textwrap.dedent(f"""
-            import os, time
-            kids = []
-            for _ in range(6):
-                pid = os.fork()
-                if pid == 0:
-                    block = b'\\x01' * (200 << 20)
-                    time.sleep(2)
-                    os._exit(0)
-                kids.append(pid)
-            ok = all(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in kids)
-            print('{token}-reached' if ok else 'killed')
-            raise SystemExit(0 if ok else 3)
-        """)
-        res = sb.run(prog)
+        res = sb.run(_six_children_of_200_mb(token))
     assert res.verdict is Verdict.MEMORY, (res.verdict, res.detail, res.stderr[-500:])
     assert_nothing_left(token, res.stdout)
 

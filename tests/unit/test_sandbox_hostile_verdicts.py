@@ -13,12 +13,6 @@ from benchsmith.evaluate.sandbox import Sandbox, Verdict
 from tests.hostile.traces import NAME_ME, assert_nothing_left, needs, new_token
 
 
-@pytest.fixture(scope="module")
-def strict() -> Sandbox:
-    with Sandbox(timeout=5.0, memory_mb=256, max_processes=32, output_cap=64 * 1024, workers=2) as sb:
-        yield sb
-
-
 FACT_TESTS = ("def check(candidate):\n    assert candidate(7) == 5040\n    assert candidate(3) == 6\n\n"
               "def test_check():\n    check(factorial)\n\ntest_check()\n")
 
