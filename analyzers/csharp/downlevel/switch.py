@@ -124,14 +124,7 @@ def _arm(ctx: Ctx, em: Emitter, arm, v: str, seen: set[str] | None = None) -> No
     em.test(p, v)
     em.ins(em.e(p.end), ")", p=p)
     if when is not None:
-        wk = child_of_type(when, "when")
-        guard = [c for c in when.named_children]
-        if wk is None or not guard:
-            raise Unsupportable("when without guard")
-        ctx.edit(*ctx.span(wk), "&&", C.SWITCH_EXPRESSION)
-        gspan = (ctx.span(guard[0])[0], ctx.span(guard[-1])[1])
-        ctx.insert(gspan[0], "(", C.SWITCH_EXPRESSION, prio=-2, span=gspan)  # outside all the guard holds
-        ctx.insert(gspan[1], ")", C.SWITCH_EXPRESSION, prio=1, span=gspan)
+        _when_guard(ctx, when, C.SWITCH_EXPRESSION)
     ctx.edit(*ctx.span(arrow), "?", C.SWITCH_EXPRESSION)
 
 
@@ -236,16 +229,21 @@ def _switch_statement(ctx: Ctx, n, sections) -> None:
                 raise Unsupportable("label pattern not understood")
             em.test(p, v)
             if when is not None:
-                wk = child_of_type(when, "when")
-                guard = when.named_children
-                if wk is None or not guard:
-                    raise Unsupportable("when without guard")
-                ctx.edit(*ctx.span(wk), "&&", C.SWITCH_PATTERN_CASE)
-                gspan = (ctx.span(guard[0])[0], ctx.span(guard[-1])[1])
-                ctx.insert(gspan[0], "(", C.SWITCH_PATTERN_CASE, prio=-2, span=gspan)  # outside all the guard holds
-                ctx.insert(gspan[1], ")", C.SWITCH_PATTERN_CASE, prio=1, span=gspan)
+                _when_guard(ctx, when, C.SWITCH_PATTERN_CASE)
             ctx.edit(*ctx.span(colon), ")", C.SWITCH_PATTERN_CASE)
         end_label = ctx.span(kids[labels[-1][1]])[1]
         ctx.insert(end_label, ")) throw null;", C.SWITCH_PATTERN_CASE)
         close_at = ctx.span(last_stmt)[1] if last_stmt is not None else end_label
         ctx.insert(close_at, " }", C.SWITCH_PATTERN_CASE)
+
+
+def _when_guard(ctx: Ctx, when, construct) -> None:
+    """``when guard`` -> ``&& (guard)`` after the pattern's test (the parentheses outside all the guard holds)."""
+    wk = child_of_type(when, "when")
+    guard = when.named_children
+    if wk is None or not guard:
+        raise Unsupportable("when without guard")
+    ctx.edit(*ctx.span(wk), "&&", construct)
+    gspan = (ctx.span(guard[0])[0], ctx.span(guard[-1])[1])
+    ctx.insert(gspan[0], "(", construct, prio=-2, span=gspan)
+    ctx.insert(gspan[1], ")", construct, prio=1, span=gspan)
