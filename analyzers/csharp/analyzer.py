@@ -146,7 +146,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 if kind is Compiler.MCS and not deferred else None
             infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
             compiled = parse_check.assumed_compiled(texts, prepared) if deferred else set(texts)
-            if deferred and not plan_all_stubs(infos, texts, compiled):
+            plans = plan_all_stubs(infos, texts, compiled) if deferred else None
+            if deferred and not plans:
                 # nothing will be compiled to prove the files parse: the verdict is taken now, as up front
                 parsed = _submit(None, self._parse_run, orig_tree, sorted(texts), workdir, known)
             if parsed is not None:
@@ -159,7 +160,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)  # never leave a compiler running into the next repository
-        plans = plan_all_stubs(infos, texts, compiled)
+        if plans is None or parsed is not None:  # (the plans of the assumed verdict stand while it is pending)
+            plans = plan_all_stubs(infos, texts, compiled)
         result.stats.update(files=len(usable), compiled_files=len(compiled), files_with_stubs=len(plans),
                             stubs=sum(len(p.stubs) for p in plans.values()))
         if not plans:

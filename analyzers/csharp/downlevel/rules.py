@@ -85,9 +85,8 @@ QUERY_PATTERNS = (
 GRAMMAR = "tree_sitter_c_sharp"
 
 
-@lru_cache(maxsize=1)
 def _query():
-    return treesitter.query_of_patterns(GRAMMAR, QUERY_PATTERNS)
+    return treesitter.query_of_patterns(GRAMMAR, QUERY_PATTERNS)  # compiled once per process
 
 
 def parse(text: str):
