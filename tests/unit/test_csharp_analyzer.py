@@ -157,11 +157,7 @@ namespace Acme.App {
 def test_a_missing_interface_named_before_a_dot_is_one_placeholder_interface(tmp_path):
     # ``IPointerClickHandler.OnPointerClick`` once made ``IPointerClickHandler`` a namespace placeholder as well as
     # an interface one: CS0101 in the shim stopped mcs before every body (a Unity library gave no reference)
-    repo = tmp_path / "repo"
-    for path, text in EXTERNAL_INTERFACE.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text, encoding="utf-8")
-    snap, res = _analyze(repo, tmp_path)
+    snap, res = _analyze(_write(tmp_path / "repo", EXTERNAL_INTERFACE), tmp_path)
     got = {(r.file, r.line, r.symbol) for r in res.refs}
     assert got == {("App/Handler.cs", 3, "Max"), ("App/Handler.cs", 6, "Size")}, \
         (got, res.stats)
@@ -178,12 +174,10 @@ def test_a_missing_interface_named_before_a_dot_is_one_placeholder_interface(tmp
 def test_no_reference_because_mcs_never_reached_a_body_says_so(tmp_path):
     # every file has a declaration error mcs stops at (a base class cycle): nothing is left to compile without
     # them, so the analysis ends with no reference, and says which error stopped mcs
-    repo = tmp_path / "repo"
-    (repo / "Lib").mkdir(parents=True)
-    (repo / "Lib/Widget.cs").write_text("namespace Acme { public class Widget { public static int Max = 3; }\n"
-                                        "  class LoopA : LoopB { } class LoopB : LoopA { } }\n", encoding="utf-8")
-    (repo / "Lib/User.cs").write_text("namespace Acme { class LoopC : LoopC { int M() { return Widget.Max; } } }\n",
-                                      encoding="utf-8")
+    repo = _write(tmp_path / "repo", {
+        "Lib/Widget.cs": "namespace Acme { public class Widget { public static int Max = 3; }\n"
+                         "  class LoopA : LoopB { } class LoopB : LoopA { } }\n",
+        "Lib/User.cs": "namespace Acme { class LoopC : LoopC { int M() { return Widget.Max; } } }\n"})
     _, res = _analyze(repo, tmp_path)
     assert res.refs == []
     assert res.no_refs_detail.startswith("mcs stopped before every method body: Lib/"), res.no_refs_detail
@@ -198,13 +192,6 @@ PARSE_GAP = {
     "App/Gap.cs": "namespace Acme.App { class Gap : ISrc<(int a, int b)> {\n"
                   "  object M() { return (ISrc<(int a, int b)>)(object)this; } int N() { return Widget.Max; } } }\n",
 }
-
-
-def _write(repo: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text, encoding="utf-8")
-    return repo
 
 
 @needs_mcs
