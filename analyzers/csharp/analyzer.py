@@ -144,7 +144,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             write_tree(orig_tree, texts)
             parsed = _submit(pool, self._parse_run, orig_tree, sorted(texts), workdir, known) \
                 if kind is Compiler.MCS and not deferred else None
-            infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree) for p, t in texts.items()}
+            infos = {p: scan_csharp(SourceFile(p, t), prepared.copies[p].tree, prepared.copies[p].scan_masks)
+                     for p, t in texts.items()}
             compiled = parse_check.assumed_compiled(texts, prepared) if deferred else set(texts)
             plans = plan_all_stubs(infos, texts, compiled) if deferred else None
             if deferred and not plans:

@@ -23,13 +23,18 @@ def _arity_of(ident) -> int:
     return 0
 
 
-def _signature_names(member) -> set[tuple[str, int]]:
-    """(identifier, arity) of a member's declaration (return type, parameters), not of its body or attributes."""
+def _signature_names(member, info: CsFileInfo) -> set[tuple[str, int]]:
+    """(identifier, arity) of a member's declaration (return type, parameters), not of its body or attributes; where
+    the scan's tree keeps a type the text replaced (``info.masks``), the names of the text."""
     names: set[tuple[str, int]] = set()
     name = member.child_by_field_name("name")
     stack = [c for c in member.children if c.type not in SIGNATURE_SKIP and c != name]
     while stack:
         n = stack.pop()
+        masked = info.masked(n)
+        if masked is not None:
+            names.update((m, 0) for m in masked)
+            continue
         if n.type == "identifier":
             names.add((n.text.decode("utf-8", "replace"), _arity_of(n)))
         stack.extend(c for c in n.children if c.type not in SIGNATURE_SKIP)
@@ -132,7 +137,7 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
             if mod.text != b"override":
                 continue
             member = mod.parent
-            sig = {(n, k) for n, k in _signature_names(member) if n in stub_names}
+            sig = {(n, k) for n, k in _signature_names(member, infos[path]) if n in stub_names}
             if not sig:
                 continue
             # The overridden member is declared in the first class up the chain that has a member of that name

@@ -30,9 +30,11 @@ class AnalysedCopy:
     text: str  # what both compiles see
     pre: Preprocessed
     downlevel: object = None  # downlevel.DownlevelResult when the pass ran and changed the text
-    # the tree-sitter tree the scan reads: of ``text`` (a file-scoped namespace in its ``;`` form: see
-    # ``DownlevelResult.scan_tree``)
+    # the tree-sitter tree the scan reads: of ``text``, but for the rewrites that move no position
+    # (``DownlevelResult.scan_tree``)
     tree: object = None
+    # where ``tree`` keeps a type ``text`` replaced: (start, end, type text) for ``scan_csharp``'s ``masks``
+    scan_masks: tuple = ()
     pre_ts_error: bool | None = None  # whether tree-sitter found an error in the preprocessed text
 
     def to_original(self, offset: int | None) -> int | None:
@@ -141,6 +143,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
             copy.downlevel = res
             # the scan needs the rewritten text's tree: parsed incrementally from the preprocessed one
             copy.tree = res.scan_tree(trees[path], parser)
+            copy.scan_masks = res.scan_masks()
             stats["files_downleveled"] += 1
             stats["downlevel_edits"] += len(res.edits)
     return out

@@ -61,6 +61,21 @@ class CsFileInfo:
     ts_error: bool = False
     tree: object = None
     blocker_caps: dict | None = None  # the captures ``predict_blockers`` reads, taken by the scan's query
+    # (start byte, end byte, names) where ``tree`` keeps an original type the text replaced (``scan_csharp``'s
+    # ``masks``): the names of the text there, read in place of the identifiers the tree holds
+    masks: tuple[tuple[int, int, tuple[str, ...]], ...] = ()  # sorted, disjoint
+    _mask_starts: list[int] | None = field(default=None, repr=False, compare=False)
+
+    def masked(self, node) -> tuple[str, ...] | None:
+        """The names the text has where ``node`` lies inside a mask, None outside every mask."""
+        if not self.masks:
+            return None
+        if self._mask_starts is None:
+            self._mask_starts = [s for s, _, _ in self.masks]
+        i = bisect.bisect_right(self._mask_starts, node.start_byte) - 1
+        if i >= 0 and node.end_byte <= self.masks[i][1]:
+            return self.masks[i][2]
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -81,8 +96,30 @@ def _name(node) -> str:
     return re.sub(r"\s+|/\*.*?\*/|//[^\n]*", "", node.text.decode("utf-8", "replace"), flags=re.S)
 
 
-def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
-    """``tree``: tree-sitter's tree of ``src.text`` when the caller has it already."""
+@lru_cache(maxsize=64)
+def type_names(type_text: str) -> tuple[str, ...] | None:
+    """The identifiers the scan reads in a type written as ``type_text`` (``global::System.IntPtr``: global, System,
+    IntPtr); None where the type is not all it reads (it does not parse as a field's type, or holds a qualifier
+    the blocker prediction would capture)."""
+    from tree_sitter import QueryCursor
+
+    if "<" in type_text:
+        return None  # the masks read every name as of arity 0
+    head = b"class __T { "
+    data = head + type_text.encode("utf-8") + b" __f; }"
+    root = treesitter.parser(GRAMMAR).parse(data).root_node
+    caps = QueryCursor(_names_query()).captures(root)
+    if root.has_error or any(caps.get(k) for k in ("qualifier", "explicit", "mod")):
+        return None
+    end = len(data) - len(b" __f; }")
+    return tuple(sorted({n.text.decode("utf-8") for n in caps.get("id", ())
+                         if len(head) <= n.start_byte and n.end_byte <= end}))
+
+
+def scan_csharp(src: SourceFile, tree=None, masks=()) -> CsFileInfo:
+    """``tree``: tree-sitter's tree of ``src.text`` when the caller has it already.  ``masks``: (start, end,
+    type text) in characters, where ``tree`` holds another type than ``src.text`` (``DownlevelResult.scan_masks``):
+    the names of the type text are read there instead of the identifiers of the tree."""
     info = CsFileInfo(src.path)
     data = src.text.encode("utf-8")
     tree = tree if tree is not None else treesitter.parser(GRAMMAR).parse(data)
@@ -90,6 +127,13 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
     root = tree.root_node
     info.ts_error = tree_has_errors(root)
     chars = positions(src.text)
+    if masks:
+        info.masks = tuple((chars.to_byte(s), chars.to_byte(e), type_names(t)) for s, e, t in masks)
+        if any(names is None for _, _, names in info.masks):
+            # a replacement the masks cannot stand for: the text's own tree then
+            info.masks, tree = (), treesitter.parser(GRAMMAR).parse(data)
+            info.tree, root = tree, tree.root_node
+            info.ts_error = tree_has_errors(root)
 
     def visit(container, ns: str) -> None:
         current = ns
@@ -135,6 +179,9 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
     from tree_sitter import QueryCursor
 
     caps = QueryCursor(_names_query()).captures(root)
+    if info.masks:
+        caps["id"] = [n for n in caps.get("id", ()) if info.masked(n) is None]
+        caps["qualifier"] = [n for n in caps.get("qualifier", ()) if info.masked(n) is None]
     info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
     info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
     skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
@@ -148,6 +195,8 @@ def scan_csharp(src: SourceFile, tree=None) -> CsFileInfo:
                 kept.append((s, e))
         spans = kept
     info.used = {data[s:e].decode("utf-8", "replace") for s, e in spans}
+    for _, _, names in info.masks:
+        info.used.update(names)
     return info
 
 

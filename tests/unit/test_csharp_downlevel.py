@@ -289,29 +289,52 @@ def test_a_rule_that_fails_on_odd_input_loses_only_its_own_rewrites(monkeypatch)
 
 @pytest.mark.parametrize("name", CONSTRUCT_FILES)
 def test_the_scan_reads_the_same_from_its_cheaper_tree(name):
-    # the scan's tree leaves out the edits that move no position and change no name (a file-scoped namespace keeps
-    # its `;` form, a blanked `?` or `!` stays): every scan figure must be what a fresh parse of the rewritten
-    # text gives
-    from benchsmith import treesitter
+    # the scan's tree leaves out the edits that move no position (a file-scoped namespace keeps its `;` form, a
+    # blanked `?`, `!` or `using` stays, a function pointer stays with its names masked): every scan figure must
+    # be what a fresh parse of the rewritten text gives
+    from tests.csharp_scans import assert_same_scan
+
+    assert_same_scan(name, (CORPUS / name).read_text(encoding="utf-8"))
+
+
+def test_function_pointers_stay_in_the_scans_tree_with_the_names_of_their_replacement():
+    # project types inside function pointers (in fields, an override's signature, a cast in a body, a qualified
+    # name): the rewritten text names none of them, only global::System.IntPtr, and the scan must read just that
+    from tests.csharp_scans import assert_same_scan
     from benchsmith.analyzers.csharp.scan import scan_csharp
     from benchsmith.files import SourceFile
+    from benchsmith import treesitter
 
+    src = ("using Lib;\nnamespace App\n{\n    unsafe class Native : Base\n    {\n"
+           "        delegate* unmanaged[Cdecl]<Handle, Lib.Ref, int> _incRef;\n"
+           "        public override delegate* unmanaged<Owned, void> Finalizer => null;\n"
+           "        static delegate*<int> Plain;\n"
+           "        void Call(System.IntPtr p) { var f = (delegate* unmanaged<Borrowed, int>)p; f(default); }\n"
+           "        string? Name;\n    }\n}\n")
+    # left out: the `?` and the three function pointers longer than their replacement (the short `delegate*<int>`
+    # grows into it, moves what follows, and is re-parsed)
+    assert assert_same_scan("Native.cs", src) == 4
     parser = treesitter.parser("tree_sitter_c_sharp")
-    src = (CORPUS / name).read_text(encoding="utf-8")
     res = downlevel(src, parser.parse(src.encode("utf-8")))
-    cheap = res.scan_tree(parser.parse(src.encode("utf-8")), parser)
-    got = scan_csharp(SourceFile(name, res.text), cheap)
-    want = scan_csharp(SourceFile(name, res.text), parser.parse(res.text.encode("utf-8")))
-    for field in ("namespaces", "usings", "tops", "declared", "local_names", "used", "ts_error"):
-        assert getattr(got, field) == getattr(want, field), (name, field)
-    # where a diagnostic is, as the shim and the verdicts ask it: inside a body or not, at every word
-    from benchsmith.analyzers.csharp.scan import in_body
+    info = scan_csharp(SourceFile("Native.cs", res.text), res.scan_tree(parser.parse(src.encode("utf-8")), parser),
+                       res.scan_masks())
+    assert {"IntPtr", "System", "Base"} <= info.used
+    assert not {"Handle", "Lib", "Ref", "Owned", "Borrowed"} & info.used  # `Lib` is named in a using and in a mask
+    assert [n.text for n in info.blocker_caps["qualifier"]] == [b"System"]  # of `System.IntPtr p`, not `Lib.Ref`
 
-    for m in re.finditer(r"\w+", res.text):
-        assert in_body(got, res.text, m.start()) == in_body(want, res.text, m.start()), (name, m.start())
-    # (the blocker prediction reads its captures as sets: their order follows the tree's shape)
-    assert {k: sorted((n.start_byte, n.end_byte, n.type) for n in v) for k, v in got.blocker_caps.items()} == \
-        {k: sorted((n.start_byte, n.end_byte, n.type) for n in v) for k, v in want.blocker_caps.items()}
+
+def test_a_mask_that_is_no_plain_type_falls_back_to_the_texts_own_tree():
+    from benchsmith import treesitter
+    from benchsmith.analyzers.csharp.scan import scan_csharp, type_names
+    from benchsmith.files import SourceFile
+
+    assert type_names("global::System.IntPtr") == ("IntPtr", "System", "global")
+    assert type_names("List<int>") is None and type_names("A.B") is None and type_names("int )") is None
+    parser = treesitter.parser("tree_sitter_c_sharp")
+    text = "class A { List<int> f; }"
+    stale = parser.parse(b"class A { Other   x; }")
+    info = scan_csharp(SourceFile("A.cs", text), stale, ((10, 19, "List<int>"),))
+    assert not info.masks and "List" in info.used and "Other" not in info.used
 
 
 def test_a_file_scoped_namespace_alone_needs_no_reparse():

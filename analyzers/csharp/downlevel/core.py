@@ -236,11 +236,9 @@ class Ctx:
         starts on a new line instead (whitespace between tokens; never inside a one-line interpolated string)."""
         if not edits:
             return edits
-        no_break = sorted(self.span(n) for n in self.caps.get("interpolated_string_expression", [])
-                          if not self.src(n).lstrip("@$").startswith('"""') and "@" not in self.src(n)[:3])
-        starts = [a for a, _ in no_break]
         import bisect
 
+        no_break: list[tuple[int, int]] | None = None  # the one-line interpolated strings, when first needed
         out, pos, col, text = [], 0, 0, self.text
         for e in edits:
             seg = text[pos:e.start]
@@ -249,6 +247,10 @@ class Ctx:
             rep = e.replacement
             grows = len(rep) > e.end - e.start
             if grows and col > self.WRAP_AT and e.construct not in self.NO_BREAK:
+                if no_break is None:
+                    no_break = sorted(self.span(n) for n in self.caps.get("interpolated_string_expression", [])
+                                      if not self.src(n).lstrip("@$").startswith('"""') and "@" not in self.src(n)[:3])
+                    starts = [a for a, _ in no_break]
                 k = bisect.bisect_right(starts, e.start) - 1
                 if not (k >= 0 and no_break[k][0] < e.start < no_break[k][1]):
                     rep = "\n" + rep

@@ -130,6 +130,7 @@ class DownlevelResult:
             delta += len(e.replacement) - (e.end - e.start)
         self._orig_line_starts: list[int] | None = None  # computed on first use (most files never need them)
         self._new_line_starts: list[int] | None = None
+        self._left_out: set[int] | None = None
 
     @property
     def _orig_lines(self) -> list[int]:
@@ -218,30 +219,58 @@ class DownlevelResult:
                    new_end_point=np)
         return parser.parse(text.encode("utf-8"), t)
 
-    # Blanks the scan's tree may leave out: the blanked text holds no name (``?`` of a nullable reference type,
-    # the null-forgiving ``!``), so only the tree's shape around it differs, never a position or a name.
-    SCAN_KEEPS = frozenset({Construct.NULLABLE_ANNOTATION, Construct.NULL_FORGIVING})
+    # Blanks the scan's tree may leave out: the blanked text holds no name and no node the scan captures or asks
+    # for around a position (``?`` of a nullable reference type, the null-forgiving ``!``, the ``using`` of a
+    # using declaration, a lambda's ``static``, a ``#nullable`` line), so only the tree's shape around it differs,
+    # never a position, a name or a body's extent.  (A member's blanked ``readonly`` or ``async`` is a modifier the
+    # blocker prediction captures, a blanked ``global`` starts a using directive the shim asks for: those stay in.)
+    SCAN_KEEPS = frozenset({Construct.NULLABLE_ANNOTATION, Construct.NULL_FORGIVING, Construct.USING_DECLARATION,
+                            Construct.STATIC_LAMBDA, Construct.NULLABLE_DIRECTIVE})
+    # Same-length rewrites of one type into another that the scan's tree may leave out too, provided the scan
+    # reads the replacement's names in place of the names inside (``scan_masks``): a function pointer become a
+    # padded ``global::System.IntPtr`` (one file of pythonnet's has 467 of them).
+    SCAN_RETYPES = frozenset({Construct.FUNCTION_POINTER})
 
-    def scan_tree(self, tree, parser):
-        """The tree the scan reads for ``text``, incrementally from ``tree`` (of ``original``), with the edits that
-        move no position and change no name left out: a re-parse costs by the places it touches.  A file-scoped
-        namespace keeps its ``namespace X;`` form (its two edits, ``;`` -> ``{`` and the closing brace that ends
-        the text, are left out: the braces would make tree-sitter re-parse the whole file, and the scan reads both
-        forms alike); ``?`` and ``!`` blanked stay (``SCAN_KEEPS``).  Every position but the very end is
-        ``text``'s."""
-        edits = self.edits
-        skip: set[int] = {i for i, e in enumerate(edits) if e.construct in self.SCAN_KEEPS
-                          and len(e.replacement) == e.end - e.start and not e.replacement.strip()
-                          and self.original[e.start:e.end].isascii()}
+    def _scan_left_out(self) -> set[int]:
+        """Indices of the edits the scan's tree leaves out (``scan_tree``)."""
+        if self._left_out is not None:
+            return self._left_out
+        edits, orig = self.edits, self.original
+        skip: set[int] = set()
+        for i, e in enumerate(edits):
+            if len(e.replacement) != e.end - e.start or not orig[e.start:e.end].isascii():
+                continue
+            if e.construct in self.SCAN_KEEPS and not e.replacement.strip():
+                skip.add(i)
+            elif e.construct in self.SCAN_RETYPES and e.replacement.isascii():
+                skip.add(i)
         if len(edits) >= 2 and edits[-1].construct is Construct.FILE_SCOPED_NAMESPACE \
-                and edits[-1].start == edits[-1].end == len(self.original) and self.text.endswith(edits[-1].replacement):
+                and edits[-1].start == edits[-1].end == len(orig) and self.text.endswith(edits[-1].replacement):
             opening = [i for i, e in enumerate(edits[:-1]) if e.construct is Construct.FILE_SCOPED_NAMESPACE]
             if len(opening) == 1 and edits[opening[0]].replacement == "{" \
                     and edits[opening[0]].end - edits[opening[0]].start == 1:
                 skip |= {opening[0], len(edits) - 1}
+        self._left_out = skip
+        return skip
+
+    def scan_tree(self, tree, parser):
+        """The tree the scan reads for ``text``, incrementally from ``tree`` (of ``original``), with the edits that
+        move no position left out: a re-parse costs by the places it touches.  A file-scoped namespace keeps its
+        ``namespace X;`` form (its two edits, ``;`` -> ``{`` and the closing brace that ends the text, are left
+        out: the braces would make tree-sitter re-parse the whole file, and the scan reads both forms alike); the
+        blanks of ``SCAN_KEEPS`` stay; so do the types of ``SCAN_RETYPES``, whose names the scan masks
+        (``scan_masks``).  Every position but the very end is ``text``'s."""
+        skip = self._scan_left_out()
         if not skip:
             return self.reparse(tree, parser)
-        return self.reparse(tree, parser, [e for i, e in enumerate(edits) if i not in skip])
+        return self.reparse(tree, parser, [e for i, e in enumerate(self.edits) if i not in skip])
+
+    def scan_masks(self) -> tuple[tuple[int, int, str], ...]:
+        """(start, end, replacement) in characters of ``text``, one per ``SCAN_RETYPES`` edit the scan's tree leaves
+        out: the scan reads ``replacement``'s names there, not those of the original type its tree holds."""
+        skip = self._scan_left_out()
+        return tuple((self._new_starts[i], self._new_starts[i] + len(e.replacement), e.replacement.strip())
+                     for i, e in enumerate(self.edits) if i in skip and e.construct in self.SCAN_RETYPES)
 
     def to_original(self, line: int, col: int) -> tuple[int, int]:
         starts = self._new_lines

@@ -93,7 +93,7 @@ def parse(text: str):
     return treesitter.parser(GRAMMAR).parse(text.encode("utf-8"))
 
 
-_NATIVE_INT = re.compile(rb"\bnu?int\b")
+_NATIVE_INT = re.compile(rb"nu?int\b")  # the node test below rejects a match inside a longer word
 
 
 def captures(tree, text: str) -> dict[str, list]:

@@ -212,9 +212,11 @@ def constraints(ctx: Ctx, caps) -> None:
 def function_pointers(ctx: Ctx, caps) -> None:
     """``delegate* unmanaged[Cdecl]<A, R>`` -> ``System.IntPtr`` (a call through it then fails alike in both
     compiles; the declarations around it stay whole)."""
-    for f in caps.get("function_pointer_type", []):
-        if ancestor(f, "function_pointer_type") is not None:
+    outer_end = -1
+    for f in caps.get("function_pointer_type", []):  # in source order: an inner one starts inside the outer one
+        if f.start_byte < outer_end:
             continue
+        outer_end = f.end_byte
         ctx.new_group()
         s, e = ctx.span(f)
         ctx.replace_padded(s, e, "global::System.IntPtr", C.FUNCTION_POINTER)
@@ -231,8 +233,10 @@ def type_parameter_pointers(ctx: Ctx, caps) -> None:
         n = ptr.parent
         found = False
         while n is not None and not found:
-            tps = n.child_by_field_name("type_parameters") or child_of_type(n, "type_parameter_list")
-            if tps is not None and n.type.endswith(("declaration", "statement")):
+            tps = None
+            if n.type.endswith(("declaration", "statement")):
+                tps = n.child_by_field_name("type_parameters") or child_of_type(n, "type_parameter_list")
+            if tps is not None:
                 found = any(ctx.src(tp.child_by_field_name("name") or tp) == name
                             for tp in tps.named_children if tp.type == "type_parameter")
             n = n.parent
