@@ -92,7 +92,10 @@ class CompilerCalls:
                 "-nullable:enable", "-warn:0", "-deterministic+", f"-out:{out_dll}", *self._define_args()]
         args += [f'-r:"{r}"' for r in roslyn.references]
         self._rsp(rsp, args, files)
-        env = {**utf8_env(), "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1"}
+        # invariant globalization: the confined view need not hold ICU (without it the .NET runtime aborts before
+        # compiling anything), and the messages come in English, as the diagnostics parser reads them
+        env = {**utf8_env(), "DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1",
+               "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"}
         res = run([roslyn.dotnet, roslyn.csc_dll, f"@{rsp}"], cwd=tree, env=env, timeout=self.options.timeout,
                   confine=self.confinement(read=(tree, rsp), scratch=(os.path.dirname(out_dll),)))
         return self._outcome(res, known)

@@ -424,9 +424,12 @@ def test_container_backends_run_mcs_with_the_downlevel_pass_even_beside_a_local_
 
 # Stands for Roslyn: a ``dotnet`` that runs the real mcs on the response file csc gets (the options only csc knows
 # dropped) and prints mcs's diagnostics with Roslyn's quotes.  It exercises the csc path of the analyzer (its
-# response file, no parse pass, no shim, no down-level pass, csc-style messages) on code both compilers read.
+# response file, no parse pass, no shim, no down-level pass, csc-style messages) on code both compilers read.  Like
+# a real .NET runtime in a view without ICU, it aborts unless globalization is invariant.
 ROSLYN_STANDIN = """#!{python}
-import re, subprocess, sys
+import os, re, subprocess, sys
+if os.environ.get("DOTNET_SYSTEM_GLOBALIZATION_INVARIANT") != "1":
+    sys.exit("Process terminated. Couldn't find a valid ICU package installed on the system.")
 rsp = sys.argv[2][1:]
 keep = []
 for line in open(rsp, encoding="utf-8").read().splitlines():
