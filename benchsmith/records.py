@@ -44,6 +44,7 @@ class Stage(StrEnum):
     SCREEN = "screen"
     SAMPLE = "sample"  # --max-per-repo
     VALIDATION = "validation"  # HumanExtension: a pair's reference (or a variant's) fails its tests
+    RENDER = "render"  # HumanExtension: a pair whose prompt variants cannot be made
 
 
 class Reason(StrEnum):
@@ -109,6 +110,7 @@ class Reason(StrEnum):
     SAMPLED_OUT = "sampled_out"
     # humanext
     REFERENCE_FAILS_TESTS = "reference_fails_tests"
+    PAIR_UNRENDERABLE = "pair_unrenderable"  # a perturbation or setting the pair's text cannot take; the detail says
     INTERNAL_ERROR = "internal_error"
 
 

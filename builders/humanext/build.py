@@ -44,12 +44,10 @@ from benchsmith.jsonio import write_json, write_jsonl
 from benchsmith.pipeline import DropLedger
 from benchsmith.records import PromptVariant, Setting
 
-from .perturb import PerturbationError
 from .prompts import Formatter, PromptStyle, load_tokenizer
-from .render import PairFormatError
-from .settings import PairContext, VariantConfig, variants_for_pair
+from .settings import PairContext, VariantConfig
 from .sources import Pair, load_pairs, load_pool
-from .steps import CheckVariants, ValidatePairs
+from .steps import CheckVariants, RenderVariants, ValidatePairs
 from .validate import PairCheck, run_batched
 
 
@@ -98,6 +96,12 @@ def build(opts: BuildOptions) -> BuildResult:
     if not pairs:
         raise ValueError(f"--pairs {source.spec}: no pairs")
     usage = collections.Counter(auxiliary_usage(p.target.code(), p.auxiliary.name).value for p in pairs)
+    # the pool is checked before any sandboxed run: too small for the settings asked, nothing could be built
+    pool_desc, pool = load_pool(opts.pool, pairs)
+    needed = opts.config.pool_needed()
+    if len(pool) < needed:
+        raise ValueError(f"--pool {opts.pool}: the settings need {needed} pool functions, {pool_desc} has "
+                         f"{len(pool)}; use a larger --pool or fewer samples")
 
     sandbox = Sandbox(timeout=opts.timeout, workers=opts.workers)
     ledger = DropLedger()
@@ -106,26 +110,21 @@ def build(opts: BuildOptions) -> BuildResult:
     checks = validation.checks
     passed = {c.pair_id for c in checks if c.passed}
 
-    pool_desc, pool = load_pool(opts.pool, pairs)
     rename_pool = sorted({f.name for f in pool})
     tokenizer = load_tokenizer(opts.tokenizer) if opts.tokenizer else None
     formatter = Formatter(opts.style, tokenizer)
 
-    variants: list[PromptVariant] = []
-    seen: dict[str, str] = {}
-    for pair in _progress(chosen, "rendering variants", opts.progress):
-        ctx = PairContext(pool, rename_pool, formatter, opts.config,
-                          extra={"reference_passes": pair.pair_id in passed})
-        try:
-            produced = list(variants_for_pair(pair, ctx))
-        except PerturbationError as exc:
-            raise PairFormatError(pair.pair_id, "auxiliary_function", str(exc)) from None
-        for v in produced:
-            if v.task_id in seen:
-                raise PairFormatError(pair.pair_id, "task_id", f"duplicate task id {v.task_id!r} (also from "
-                                      f"{seen[v.task_id]}); pair ids must be unique")
-            seen[v.task_id] = pair.pair_id
-        variants.extend(produced)
+    def context(pair: Pair) -> PairContext:
+        return PairContext(pool, rename_pool, formatter, opts.config,
+                           extra={"reference_passes": pair.pair_id in passed})
+
+    rendering = RenderVariants(context, ledger)
+    variants: list[PromptVariant] = list(rendering(_progress(chosen, "rendering variants", opts.progress)))
+    rendered = {v.pair_id for v in variants}
+    if chosen and not rendered:
+        first = next((e for e in ledger.exclusions if e.stage == rendering.stage), None)
+        raise ValueError("no pair could be rendered" + (f"; the first, {first.item_id}: {first.detail}" if first else ""))
+    chosen = [p for p in chosen if p.pair_id in rendered]
 
     failures: list[dict[str, Any]] = []
     if opts.check_variants:

@@ -48,6 +48,15 @@ class VariantConfig:
         if self.num_auxiliary < 2:
             raise ValueError("--num-auxiliary must be at least 2 (the relevant function and one distractor)")
 
+    def pool_needed(self) -> int:
+        """How many pool functions the settings draw for one pair (distractors, irrelevant functions)."""
+        need = 0
+        if Setting.IRRELEVANT in self.settings:
+            need = max(need, self.samples)
+        if Setting.MULTI_AUXILIARY in self.settings:
+            need = max(need, self.num_auxiliary - 1)
+        return need
+
     def expected_per_pair(self) -> dict[str, int]:
         """How many records each setting yields for one pair (what stats.json must show)."""
         out: dict[str, int] = {}

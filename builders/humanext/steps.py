@@ -2,6 +2,9 @@
 
 * ``ValidatePairs``: each pair's reference runs against its own tests in the sandbox; a pair whose reference fails
   is dropped as ``validation`` / ``reference_fails_tests`` (kept, flagged, with ``--keep-invalid``).
+* ``RenderVariants``: each pair's prompt variants; a pair that one of them cannot be made for (a rename with no
+  free name, a target holding the step-by-step marker, too few distractors unrelated to it) is dropped whole as
+  ``render`` / ``pair_unrenderable``, so that every setting keeps the same pairs.
 * ``CheckVariants`` (``--check-variants``): each variant's program runs with the human reference completion; a
   variant of a valid pair that fails is a rendering bug or a clashing distractor and is dropped with the same
   reason (variants of pairs kept with ``--keep-invalid`` fail by construction and stay).
@@ -14,6 +17,9 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from benchsmith.pipeline import DropLedger, Step
 from benchsmith.records import PromptVariant, Reason, Stage
 
+from .perturb import PerturbationError
+from .render import PairFormatError
+from .settings import PairContext, variants_for_pair
 from .sources import Pair
 from .validate import PairCheck, validate_pairs
 
@@ -35,6 +41,31 @@ class ValidatePairs(Step[Pair]):
                 yield pair
             else:
                 self.drop(pair.pair_id, Reason.REFERENCE_FAILS_TESTS, check.failure())
+
+
+class RenderVariants(Step[Pair]):
+    """Pairs in, their prompt variants out (all of a pair's, or none of them)."""
+
+    stage = Stage.RENDER
+    tally_kept = False
+
+    def __init__(self, context: Callable[[Pair], PairContext], counter: DropLedger) -> None:
+        super().__init__(counter)
+        self.context = context
+
+    def run(self, items: Iterable[Pair]) -> Iterator[PromptVariant]:  # type: ignore[override]
+        seen: dict[str, str] = {}
+        for pair in items:
+            try:
+                produced = list(variants_for_pair(pair, self.context(pair)))
+            except (PerturbationError, PairFormatError) as exc:
+                self.drop(pair.pair_id, Reason.PAIR_UNRENDERABLE, str(exc))
+                continue
+            for v in produced:
+                if v.task_id in seen:  # unique pair ids make unique task ids: a rendering bug otherwise
+                    raise RuntimeError(f"duplicate task id {v.task_id!r} from {pair.pair_id} and {seen[v.task_id]}")
+                seen[v.task_id] = pair.pair_id
+            yield from produced
 
 
 class CheckVariants(Step[PromptVariant]):

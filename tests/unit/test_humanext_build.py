@@ -120,6 +120,7 @@ BROKEN = {
     "target_reference": "    return inc(x) + 2\n",
     "tests": "def check(candidate):\n    assert candidate(1) == 3\n    assert candidate(5) == 7\n\ncheck(inc_twice)\n",
 }
+WORKING = dict(BROKEN, pair_id="fx/working", target_reference="    return inc(x) + 1\n")
 
 
 def test_invalid_pair_is_reported_and_left_out(tmp_path):
@@ -149,6 +150,45 @@ def test_invalid_pair_is_reported_and_left_out(tmp_path):
     assert sorted(failed) == sorted(v.task_id for v in kept.variants if v.pair_id == "fx/broken")
     # kept with --keep-invalid: written, flagged, and therefore not dropped
     assert kept.stats["dropped"] == {} and (kept.out_dir / "excluded.jsonl").read_text() == ""
+
+
+def test_a_pair_whose_variants_cannot_be_made_is_dropped_whole_with_a_reason(tmp_path):
+    # its target holds the step-by-step marker: that setting cannot be rendered for it, so no setting keeps it,
+    # and the other pair, validated in the same sandboxed run, is built as usual
+    demo_lines = (Path(__file__).resolve().parents[2] / "benchsmith/data/humanext_demo.jsonl").read_text()
+    marked = dict(WORKING, pair_id="fx/marked",
+                  target_signature=f'def inc_twice(x):\n    """x plus two ({AUXILIARY_MARKER})."""\n')
+    src = tmp_path / "pairs.jsonl"
+    src.write_text(demo_lines.splitlines()[0] + "\n" + json.dumps(marked) + "\n")
+    cfg = VariantConfig(settings=(Setting.DIRECT, Setting.STEP_BY_STEP), perturbations=(Perturbation.NONE,))
+    res = build(_opts(tmp_path / "o", pairs=str(src), config=cfg))
+    assert {v.pair_id for v in res.variants} == {"demo/count_vowels"}
+    (exc,) = [Exclusion.from_dict(json.loads(line))
+              for line in (res.out_dir / "excluded.jsonl").read_text().splitlines()]
+    assert (exc.item_id, exc.stage, exc.reason) == ("fx/marked", Stage.RENDER, Reason.PAIR_UNRENDERABLE)
+    assert "target_function" in exc.detail and AUXILIARY_MARKER in exc.detail
+    assert res.stats["dropped"] == {"pair_unrenderable": 1}
+    # nothing renderable at all: one clear error, not an empty benchmark
+    src.write_text(json.dumps(marked) + "\n")
+    with pytest.raises(ValueError, match="no pair could be rendered; the first, fx/marked"):
+        build(_opts(tmp_path / "none", pairs=str(src), config=cfg))
+
+
+def test_repeated_pair_ids_and_a_pool_too_small_stop_the_build_before_any_sandboxed_run(tmp_path, monkeypatch):
+    from benchsmith.builders.humanext import steps
+
+    def never(*args, **kwargs):  # stands for the sandboxed validation: it must not be reached
+        raise AssertionError("validation ran")
+
+    monkeypatch.setattr(steps, "validate_pairs", never)
+    src = tmp_path / "pairs.jsonl"
+    src.write_text(json.dumps(WORKING) + "\n" + json.dumps(WORKING) + "\n")
+    with pytest.raises(ValueError, match="record 2: field 'pair_id': duplicate pair id 'fx/working'"):
+        build(_opts(tmp_path / "o", pairs=str(src)))
+    src.write_text(json.dumps(WORKING) + "\n")
+    cfg = VariantConfig(settings=(Setting.MULTI_AUXILIARY,), num_auxiliary=4)
+    with pytest.raises(ValueError, match="need 3 pool functions, pairs:auxiliaries has 1"):
+        build(_opts(tmp_path / "o", pairs=str(src), pool="pairs", config=cfg))
 
 
 def test_variant_check_drops_failing_variants_of_valid_pairs_with_a_reason(demo):
