@@ -205,10 +205,14 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             early = _submit(pool, self._compile, kind, roslyn, plan.orig_tree, b_files, workdir / "original.rsp",
                             plan.known, workdir)
             if plan.dropped is None:
-                # Stubs known to break a declaration are left out up front (the recompile stays as the fallback).
-                plan.dropped = predict_blockers(plan.plans, plan.infos, plan.texts) \
-                    if self.predict and kind is Compiler.MCS else set()
-                result.stats["files_stubs_dropped_predicted"] = len(plan.dropped)
+                # Stubs known to break a declaration are left out up front, each alone (the recompile stays as
+                # the fallback, file by file).
+                left_out = frozenset(predict_blockers(plan.plans, plan.infos, plan.texts)) \
+                    if self.predict and kind is Compiler.MCS else frozenset()
+                if left_out:
+                    plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled, left_out)
+                plan.dropped = set()
+                result.stats["stubs_dropped_predicted"] = len(left_out)
             plan.stubbed_files = a_files = plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True))
             # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
             # the original reached the method bodies, this is the round whose shim both trees keep.  A first round

@@ -11,6 +11,7 @@ from benchsmith.analyzers.csharp.stubs import CsStubs
 
 OBJECT_VIRTUALS = frozenset({"ToString", "Equals", "GetHashCode"})  # overridable on any class, a stub's too
 MEMBER_DECLS = ("method_declaration", "property_declaration", "indexer_declaration", "event_declaration")
+StubKey = tuple[str, str]  # (top-level type, stub name): the stub of that name nested in the types of that name
 SIGNATURE_SKIP = frozenset({"block", "arrow_expression_clause", "accessor_list", "attribute_list"})
 
 
@@ -74,6 +75,18 @@ def _class_chain(node, types_by_name: dict[str, list[CsType]]) -> list[str]:
     return out
 
 
+def _inheritance(cls: str, types_by_name: dict[str, list[CsType]]) -> list[str]:
+    """``cls`` and its project base classes, nearest first."""
+    out = [cls]
+    cands = types_by_name.get(cls, [])
+    base = next(iter(cands[0].supers[:1]), None) if cands else None
+    while base and base not in out and len(out) < 32:
+        out.append(base)
+        cands = types_by_name.get(base, [])
+        base = next(iter(cands[0].supers[:1]), None) if cands else None
+    return out
+
+
 def _simple_type_name(node) -> str | None:
     if node.type == "identifier":
         return node.text.decode("utf-8", "replace")
@@ -103,22 +116,23 @@ def _captures(info: CsFileInfo) -> dict:
     return QueryCursor(treesitter.query(GRAMMAR, BLOCKER_PATTERNS)).captures(info.tree.root_node)
 
 
-def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> set[str]:
-    """Files whose stubs are sure to break a declaration, which stops mcs before any method body of the whole
-    stubbed tree: a type nested in a stub host that derives from a stubbed class and overrides one of its members
-    (CS0115: the empty stub has nothing to override), or an explicit implementation of a stubbed interface's member
-    (CS0540/CS0539); and, for any stub host, an ``override`` whose signature names a stub visible in its class or
-    inherited from a project base class (it no longer matches the base member: CS0115/CS0508), an explicit
-    implementation naming a stub in its type arguments, a qualified name through a stub outside the bodies
-    (CS0426).  Taking those files' stubs out up front saves the stubbed recompile that would find them; the
-    recompile stays as the fallback for whatever this misses."""
-    out: set[str] = set()
-    hosts: dict[tuple[str, int], str] = {}  # ("Top.Stub", arity) -> the file whose text carries that stub
+def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> set[StubKey]:
+    """The stubs sure to break a declaration, which stops mcs before any method body of the whole stubbed tree, as
+    (top-level type, stub name): the stub of a class that a type nested in a stub host derives from and overrides
+    a member of (CS0115: the empty stub has nothing to override), the stub of an interface whose member is
+    implemented explicitly (CS0540/CS0539); and, for any stub host, a stub visible in the class of an
+    ``override`` or inherited from a project base class and named in its signature (it no longer matches the base
+    member: CS0115/CS0508), one named in an explicit implementation's type arguments, one a qualified name goes
+    through outside the bodies (CS0426).  Leaving just those stubs out up front keeps the file's other stubs and
+    saves the stubbed recompile that would find them; the recompile stays as the fallback for whatever this
+    misses (it takes out a whole file's stubs)."""
+    out: set[StubKey] = set()
+    hosts: set[tuple[str, int]] = set()  # ("Top.Stub", arity) of the stubs some file's text carries
     for path, plan in sorted(plans.items()):
         if plan.insertions.points:
             for fqn, t in plan.carried.items():
                 if fqn.count(".") >= 1:
-                    hosts.setdefault((".".join(fqn.split(".")[-2:]), t.arity), path)
+                    hosts.add((".".join(fqn.split(".")[-2:]), t.arity))
     types_by_name: dict[str, list[CsType]] = {}
     for info in infos.values():
         for t in info.declared:
@@ -141,41 +155,47 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
             if not sig:
                 continue
             # The overridden member is declared in the first class up the chain that has a member of that name
-            # (none: a framework class).  A stub nested in that class or above it is seen by both declarations
-            # alike; one nested below it makes the override's signature differ from the base's.
+            # (none: a framework class).  A stub nested in that class or one it derives from is seen by both
+            # declarations alike; any other the override sees (nested in a class below it, in a type around the
+            # override's class, in one of that type's bases) makes the override's signature differ from the base's.
             chain = _class_chain(member, types_by_name)
             mname = member.child_by_field_name("name")
             mname = mname.text.decode("utf-8", "replace") if mname is not None else ""
             declared_in = next((i for i, cls in enumerate(chain) if i > 0 and mname in members_of.get(cls, ())),
                                len(chain))
-            if declared_in < len(chain) and _generic_base(member):
-                # a generic base's member is declared with its type parameters, substituted from outside the
-                # derived class's body: a stub nested in that base differs from them too
-                declared_in += 1
-            for cls in chain[:declared_in]:
+            alike: set[str] = set()
+            if declared_in < len(chain):
+                alike = set(_inheritance(chain[declared_in], types_by_name))
+                if _generic_base(member):
+                    # a generic base's member is declared with its type parameters, substituted from outside the
+                    # derived class's body: a stub nested in that base differs from them too
+                    alike.discard(chain[declared_in])
+            for cls in chain:
+                if cls in alike:
+                    continue
                 for n, k in sig:
-                    host = hosts.get((f"{cls}.{n}", k))
-                    if host is not None:
-                        out.add(host)
+                    if (f"{cls}.{n}", k) in hosts:
+                        out.add((cls, n))
         for spec in caps.get("explicit", ()):
-            top = _top_type(spec)
-            tn = top.child_by_field_name("name") if top is not None else None
-            if tn is None:
-                continue
-            for ident in walk(spec):
-                if ident.type == "identifier":
-                    host = hosts.get((f"{tn.text.decode('utf-8', 'replace')}.{ident.text.decode('utf-8', 'replace')}",
-                                      _arity_of(ident)))
-                    if host is not None:
-                        out.add(host)
+            # a stub the explicit implementation sees (nested in a type around it, or inherited from a base of
+            # one) and names, in the interface's name (then no interface of the type's: CS0540) or in the
+            # member's signature (then no member of the interface's, declared where the stub is not seen: CS0539)
+            chain = _class_chain(spec, types_by_name)
+            names = {(i.text.decode("utf-8", "replace"), _arity_of(i)) for i in walk(spec) if i.type == "identifier"}
+            if spec.parent is not None and spec.parent.type in MEMBER_DECLS:
+                names |= _signature_names(spec.parent, infos[path])
+            for name, k in names:
+                if name in stub_names:
+                    for cls in chain:
+                        if (f"{cls}.{name}", k) in hosts:
+                            out.add((cls, name))
         for q in caps.get("qualifier", ()):
             name = q.text.decode("utf-8", "replace")
             if name not in stub_names or _ancestor_node(q, BODY_NODES) is not None:
                 continue
             for cls in _class_chain(q, types_by_name):
-                host = hosts.get((f"{cls}.{name}", _arity_of(q)))
-                if host is not None:
-                    out.add(host)
+                if (f"{cls}.{name}", _arity_of(q)) in hosts:
+                    out.add((cls, name))
     for path in sorted(plans):
         stubs, text = plans[path].stubs, texts[path]
         if not stubs or ("override" not in text and not any(
@@ -187,10 +207,7 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
             top = _top_type(spec)
             if name in stubs and stubs[name].kind == "interface" and top is not None \
                     and TYPE_DECLS[top.type] in STUB_HOSTS:
-                out.add(path)
-                break
-        if path in out:
-            continue
+                out.add((_node_name(top), name))
         for node in caps.get("type", ()):
             top = _top_type(node)
             if top is None or TYPE_DECLS[top.type] not in STUB_HOSTS:
@@ -208,8 +225,11 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
                 mname = member.child_by_field_name("name")
                 if member.type != "method_declaration" or mname is None or \
                         mname.text.decode("utf-8", "replace") not in OBJECT_VIRTUALS:
-                    out.add(path)
+                    out.add((_node_name(top), base))
                     break
-            if path in out:
-                break
     return out
+
+
+def _node_name(decl) -> str:
+    n = decl.child_by_field_name("name")
+    return n.text.decode("utf-8", "replace") if n is not None else ""

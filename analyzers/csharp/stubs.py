@@ -33,8 +33,11 @@ def _stub_decl(t: CsType) -> str:
     return f"public class {t.name}{tp} {{}}"
 
 
-def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled: set[str]) -> dict[str, CsStubs]:
-    """Stubs for every compiled file; parts of a partial type get the union of their names, emitted once."""
+def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled: set[str],
+                   left_out: frozenset[tuple[str, str]] = frozenset()) -> dict[str, CsStubs]:
+    """Stubs for every compiled file; parts of a partial type get the union of their names, emitted once.
+    ``left_out``: (top-level type, stub name) of stubs not to place (``blockers.predict_blockers``): the name
+    keeps meaning the project's type there."""
     by_ns: dict[str, dict[str, list[CsType]]] = {}
     for path in sorted(compiled):
         for t in infos[path].declared:
@@ -76,12 +79,15 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
     names_for: dict[str, dict[str, CsType]] = {}
     fqns_for: dict[str, dict[str, str]] = {}
     carried: dict[str, dict[str, CsType]] = {}
+    placed: set[tuple[str, str]] = set()  # partial types whose stubs are written (once: in one part of the host)
     for path in sorted(compiled):
         info = infos[path]
         for top in info.tops:
             if top.kind not in STUB_HOSTS or top.insert_at is None:
                 continue
             key = (top.namespace, top.name)
+            if top.partial and key in placed:
+                continue  # a second part in the host file: a second copy of the stubs would be CS0102
             parts = groups.get(key, [path]) if top.partial else [path]
             union: dict[str, CsType] = {}
             local: set[str] = set()
@@ -92,7 +98,8 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
                         local |= tp.members  # `PyType PyType => ...`: a nested type PyType would clash
                 for n, t in wanted.get(p, {}).items():
                     union.setdefault(n, t)
-            union = {n: t for n, t in union.items() if n not in local and t.file not in parts}
+            union = {n: t for n, t in union.items()
+                     if n not in local and t.file not in parts and (top.name, n) not in left_out}
             if not union:
                 continue
             host = sorted(p for p in parts if any(
@@ -106,6 +113,8 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
                         fqns_for.setdefault(p, {})[f"{prefix}{top.name}.{n}"] = n
                         fqns_for[p][f"{top.name}.{n}"] = n
             if host == path:
+                if top.partial:
+                    placed.add(key)
                 for n, t in union.items():
                     carried.setdefault(path, {})[f"{prefix}{top.name}.{n}"] = t
                     carried[path][f"{top.name}.{n}"] = t
