@@ -118,14 +118,18 @@ def _captures(info: CsFileInfo) -> dict:
 
 def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> set[StubKey]:
     """The stubs sure to break a declaration, which stops mcs before any method body of the whole stubbed tree, as
-    (top-level type, stub name): the stub of a class that a type nested in a stub host derives from and overrides
-    a member of (CS0115: the empty stub has nothing to override), the stub of an interface whose member is
-    implemented explicitly (CS0540/CS0539); and, for any stub host, a stub visible in the class of an
-    ``override`` or inherited from a project base class and named in its signature (it no longer matches the base
-    member: CS0115/CS0508), one named in an explicit implementation's type arguments, one a qualified name goes
-    through outside the bodies (CS0426).  Leaving just those stubs out up front keeps the file's other stubs and
-    saves the stubbed recompile that would find them; the recompile stays as the fallback for whatever this
-    misses (it takes out a whole file's stubs)."""
+    (top-level type, stub name):
+    - the stub of a class that a type nested in a stub host derives from and overrides a member of (CS0115: the
+      empty stub has nothing to override);
+    - the stub of an interface whose member a type nested in a stub host implements explicitly (CS0540);
+    - for any stub host, a stub an ``override`` sees (nested in a type around it, or inherited) that its signature
+      names and the overridden member's declaration does not see (the signatures differ: CS0115/CS0508/CS1715);
+    - a stub an explicit implementation sees and names, in the interface's name or in the member's signature
+      (CS0540/CS0539);
+    - a stub a qualified name goes through outside the bodies (CS0426).
+    Leaving just those stubs out up front keeps the file's other stubs and saves the stubbed recompile that would
+    find them; the recompile stays as the fallback for whatever this misses (it takes out a whole file's
+    stubs)."""
     out: set[StubKey] = set()
     hosts: set[tuple[str, int]] = set()  # ("Top.Stub", arity) of the stubs some file's text carries
     for path, plan in sorted(plans.items()):
