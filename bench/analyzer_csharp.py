@@ -9,7 +9,9 @@ On pythonnet's C# sources (PyPI sdist: 3.0.5 by default, C# 9-10, which mcs read
                    placeholder (shim) rounds whose original- and stubbed-tree compiles run side by side (2
                    processes), a stubbed recompile only when stubs stopped mcs before the bodies, and the diff;
   reference      = the same analyzer with ``parallel=1, predict=False``: every step in turn, placeholders and
-                   stub blockers learnt from extra compiles (the algorithm before the speed work);
+                   stub blockers learnt from extra compiles (the algorithm before the speed work; a blocker
+                   found that way costs its file every stub, where batched leaves out only the blocking stubs
+                   and finds a superset);
   batched unconfined = the same without the toolchain confinement (throwaway uid, namespaces, minimal root,
                    cgroup: about 0.1-0.2 s per mcs run); the floors run mcs bare, so this is the like-for-like
                    figure and ``confinement_s`` what the security layer adds;
