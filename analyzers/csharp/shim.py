@@ -130,13 +130,15 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             pass  # a project namespace missing a type: the type lives in a file we could not compile
         using = _ancestor(info, text, off, {"using_directive"})
         if using is not None:
-            names = [ch for ch in using.children if ch.type in ("identifier", "qualified_name")]
+            names = [ch for ch in using.children if ch.type in ("identifier", "qualified_name", "generic_name")]
             target = _name(names[-1]) if names else ""
-            if any(ch.type == "=" for ch in using.children):
-                ns, _, tname = target.rpartition(".")
+            # an alias names a type (or a namespace: mcs accepts a class in its place), ``using static`` a type:
+            # a namespace placeholder there would be CS7007 and stop mcs before every body
+            if any(ch.type in ("=", "static") for ch in using.children):
+                ns, _, tname = strip_generics(target).rpartition(".")
                 if ns:
                     shim.namespaces.add(ns)
-                shim.types.setdefault((ns, tname, 0), "class")
+                shim.types.setdefault((ns, tname, _last_arity(target)), "class")
             elif target:
                 shim.namespaces.add(target)
             continue
@@ -166,6 +168,23 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             shim.namespaces.add(ns)
         shim.types.setdefault((ns, name, arity), kind)
     return shim.size() - before
+
+
+def _last_arity(name: str) -> int:
+    """Type arguments of a dotted name's last segment (``A.B<C, D<E>>``: 2)."""
+    if not name.endswith(">"):
+        return 0
+    depth, args = 0, 1
+    for ch in reversed(name):
+        if ch == ">":
+            depth += 1
+        elif ch == "<":
+            depth -= 1
+            if depth == 0:
+                return args
+        elif ch == "," and depth == 1:
+            args += 1
+    return 0
 
 
 def _blank_explicit_specifier(shim: Shim, path: str, info: CsFileInfo, text: str, off: int) -> None:

@@ -464,6 +464,22 @@ def test_only_the_blocking_stubs_are_left_out_and_no_recompile_finds_more(tmp_pa
             ("App/Parts.cs", 3, "Size", "CS1061")} <= got, sorted(got)
 
 
+@needs_mcs
+def test_a_using_static_of_a_missing_library_gets_a_type_placeholder(tmp_path):
+    # `using static Ext.Syntax.Factory;` of a library the repository does not ship (react-native-windows's code
+    # generator and Roslyn's SyntaxFactory): a namespace placeholder for Factory is CS7007, which mcs reports as a
+    # rejected declaration, and the file was lost
+    repo = _write(tmp_path / "repo", {
+        "Lib/Widget.cs": "namespace Acme.Lib { public class Widget { public static Widget Create() { return null; } } }\n",
+        "App/Gen.cs": ("using static Ext.Syntax.Factory;\nusing Alias = Ext.Syntax.Node<int>;\nusing Acme.Lib;\n"
+                       "namespace Acme.App {\n    public class Gen {\n"
+                       "        public object Make() { Widget.Create(); return IdentifierName(\"x\"); }\n    }\n}\n"),
+    })
+    _, res = _analyze(repo, tmp_path / "work")
+    assert not res.exclusions, [(e.reason.value, e.detail) for e in res.exclusions]
+    assert {(r.file, r.line, r.symbol) for r in res.refs} == {("App/Gen.cs", 5, "Create")}
+
+
 # -- Roslyn stays the first choice where dotnet exists ---------------------------------------------------------
 
 def _fake_dotnet(root: Path, body: str) -> Path:

@@ -120,3 +120,32 @@ def test_foreach_deconstruction_becomes_a_declaration_in_the_body(tmp_path):
                                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert compile_("b.cs").returncode != 0
     assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout
+
+
+def test_foreach_over_a_tuple_of_declarations_becomes_a_deconstruction_in_the_body(tmp_path):
+    # `foreach ((var k, int v) in xs)`: tree-sitter reads a tuple of declarations, mcs cannot parse it (found in
+    # react-native-windows 0.74's code generator)
+    src = ("using System.Collections.Generic;\nclass A { void M(List<(string, int)> l) {\n"
+           "    foreach ((var k, int v) in l) { System.Console.Write(k); }\n"
+           "    foreach ((var a, (var b, var c)) in new List<(int, (int, int))>()) System.Console.Write(c);\n"
+           "    foreach ((x, y) in l) { } } string x; int y; }\n")
+    res = downlevel(src)
+    assert not res.unsupported
+    # each variable typed as its tuple element (mcs resolves no declaration form of the deconstruction)
+    assert "foreach (var __fe1 in l) { var k = __fe1.Item1; int v = __fe1.Item2;" in res.text
+    assert "{ var a = __fe2.Item1; var b = __fe2.Item2.Item1; var c = __fe2.Item2.Item2; System.Console" in res.text
+    assert "foreach ((x, y) in l)" in res.text  # assignments to existing variables: not a declaration, kept
+    for name in ("Write(k)", "Write(c)", "int v", "var b"):
+        at = res.text.index(name)
+        assert src[res.to_original_offset(at):].startswith(name)
+    at = res.text.index("var c = ") + len("var ")
+    assert src[res.to_original_offset(at):].startswith("c)) in")  # the name maps to its declaration
+    if shutil.which("mcs") is None:
+        pytest.skip("mcs not on PATH: the rewrite's text is checked, not its compile")
+    kept = src.replace("    foreach ((x, y) in l) { } } string x; int y; }\n", "} }\n")
+    (tmp_path / "b.cs").write_text(kept, encoding="utf-8")
+    (tmp_path / "a.cs").write_text(downlevel(kept).text, encoding="utf-8")
+    compile_ = lambda f: subprocess.run(["mcs", "-target:library", f"-out:{tmp_path / f}.dll", f],  # noqa: E731
+                                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert compile_("b.cs").returncode != 0
+    assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout

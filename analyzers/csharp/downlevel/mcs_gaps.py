@@ -131,24 +131,66 @@ def _mcs_misreads(n) -> bool:
         p.child_by_field_name("type") is last
 
 
+def _tuple_declarations(tuple_node, path: tuple[int, ...] = ()) -> list | None:
+    """``(var a, int b, (var c, _))``: each declaration of a tuple of declarations (nested or not, ``_`` discards
+    left out) as (its ItemN path, the declaration_expression); None for anything else (an assignment to existing
+    variables, a deconstruction into members)."""
+    out: list = []
+    args = tuple_node.named_children
+    if not args or any(a.type != "argument" or len(a.named_children) != 1 for a in args):
+        return None
+    for i, a in enumerate(args, 1):
+        inner = a.named_children[0]
+        if inner.type == "declaration_expression" and inner.child_by_field_name("type") is not None \
+                and inner.child_by_field_name("name") is not None:
+            out.append(((*path, i), inner))
+        elif inner.type == "identifier" and inner.text == b"_":
+            continue
+        elif inner.type == "tuple_expression":
+            sub = _tuple_declarations(inner, (*path, i))
+            if sub is None:
+                return None
+            out.extend(sub)
+        else:
+            return None
+    return out
+
+
 def foreach_deconstruction(ctx: Ctx, caps) -> None:
     """``foreach (var (a, b) in xs) body`` -> ``foreach (var __feN in xs) { var (a, b) = __feN; body }``: the
-    deconstruction as a declaration, which mcs reads (the names keep their map into the original)."""
+    deconstruction as a declaration, which mcs reads (the names keep their map into the original).
+    ``foreach ((var a, int b) in xs)``, which mcs cannot parse, and whose declaration form it cannot resolve
+    (CS0584) -> ``... { var a = __feN.Item1; int b = __feN.Item2; body }``: each variable gets the tuple
+    element's type, so that a use of a member through it reaches the type as in the original."""
     for n in caps.get("foreach_deconstruction", []):
         left, body = n.child_by_field_name("left"), n.child_by_field_name("body")
         kind = n.child_by_field_name("type")
-        if left is None or body is None or kind is None or kind.type != "implicit_type" or \
-                child_of_type(n, "await") is not None:
+        if left is None or body is None or child_of_type(n, "await") is not None:
             continue
-        ctx.new_group()
-        name = ctx.fresh("fe")
         ls, le = ctx.span(left)
-        ctx.edit(ls, le, name, C.FOREACH_DECONSTRUCTION)
+        opener = "" if body.type == "block" else "{"  # a single statement gets braces around it
+        if left.type == "tuple_pattern" and kind is not None and kind.type == "implicit_type":
+            name = ctx.fresh("fe")
+            decl = Rep(ctx).lit(opener + " var ").copy(ls, le).lit(f" = {name};")
+            ctx.new_group()
+            ctx.edit(ls, le, name, C.FOREACH_DECONSTRUCTION)
+        elif left.type == "tuple_expression" and kind is None:
+            decls = _tuple_declarations(left)
+            if not decls:
+                continue
+            name = ctx.fresh("fe")
+            decl = Rep(ctx).lit(opener)
+            for path, d in decls:
+                decl.lit(" ").copy_edited(*ctx.span(d.child_by_field_name("type"))).lit(" ")
+                decl.copy(*ctx.span(d.child_by_field_name("name")))
+                decl.lit(f" = {name}" + "".join(f".Item{i}" for i in path) + ";")
+            ctx.new_group()
+            ctx.edit(ls, le, f"var {name}", C.FOREACH_DECONSTRUCTION)
+        else:
+            continue
         bs, be = ctx.span(body)
         if body.type == "block":
-            ctx.edit(bs + 1, bs + 1, Rep(ctx).lit(" var ").copy(ls, le).lit(f" = {name};"),
-                     C.FOREACH_DECONSTRUCTION)
+            ctx.edit(bs + 1, bs + 1, decl, C.FOREACH_DECONSTRUCTION)
         else:
-            ctx.edit(bs, bs, Rep(ctx).lit("{ var ").copy(ls, le).lit(f" = {name}; "), C.FOREACH_DECONSTRUCTION,
-                     prio=-1, span=(bs, be))
+            ctx.edit(bs, bs, decl.lit(" "), C.FOREACH_DECONSTRUCTION, prio=-1, span=(bs, be))
             ctx.insert(be, " }", C.FOREACH_DECONSTRUCTION, span=(bs, be))

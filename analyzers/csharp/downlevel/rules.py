@@ -79,6 +79,7 @@ QUERY_PATTERNS = (
     "(tuple_expression) @tuple_expression",
     '(modifier "async") @async_modifier',
     "(foreach_statement left: (tuple_pattern)) @foreach_deconstruction",
+    "(foreach_statement left: (tuple_expression)) @foreach_deconstruction",
 )
 
 
