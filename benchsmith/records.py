@@ -110,7 +110,7 @@ class Reason(StrEnum):
     SAMPLED_OUT = "sampled_out"
     # humanext
     REFERENCE_FAILS_TESTS = "reference_fails_tests"
-    PAIR_UNRENDERABLE = "pair_unrenderable"  # a perturbation or setting the pair's text cannot take; the detail says
+    PAIR_UNRENDERABLE = "pair_unrenderable"  # a perturbation or setting the pair's text cannot take (detail: which)
     INTERNAL_ERROR = "internal_error"
 
 
