@@ -211,7 +211,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                     if self.predict and kind is Compiler.MCS else frozenset()
                 if left_out:
                     plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled, left_out)
-                plan.dropped = set()
+                plan.dropped, plan.left_out = set(), left_out
                 result.stats["stubs_dropped_predicted"] = len(left_out)
             plan.stubbed_files = a_files = plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True))
             # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
@@ -300,15 +300,20 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 not verdicts.stubbed_reached_bodies(after.diagnostics, plan.plans, plan.dropped, plan.infos,
                                                     plan.texts):
             # Stubs that break a declaration (an override of a stubbed base...) stop mcs before any body: take
-            # those files' stubs out and compile once more (mcs reports some only once others are gone).  (Once
+            # those stubs out (the stubs a message names, else the file's) and compile once more (mcs reports some
+            # only once others are gone); the last recompile takes out whole files, sure to get past them.  (Once
             # mcs got to the bodies, declaration-level errors of stubs did not stop it, and they are references
             # like any other.)
-            blockers = verdicts.new_declaration_errors(plan.before.diagnostics, after.diagnostics, plan.plans,
-                                                       plan.infos, plan.texts, plan.dropped)
-            if not blockers:
+            files, stubs = verdicts.new_declaration_errors(
+                plan.before.diagnostics, after.diagnostics, plan.plans, plan.infos, plan.texts, plan.dropped,
+                whole_files=stats["stubbed_recompiles"] == MAX_STUBBED_RECOMPILES - 1)
+            if not files and not stubs:
                 break
             stats["stubbed_recompiles"] += 1
-            plan.dropped |= blockers
+            plan.dropped |= files
+            if stubs:
+                plan.left_out |= stubs
+                plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled, plan.left_out)
             after = self._compile(kind, roslyn, plan.stub_tree,
                                   plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True)),
                                   workdir / "stubbed.rsp", plan.known, workdir)
@@ -316,6 +321,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 verdicts.fail(result, plan.repo, after.error)
                 return None
         stats["files_stubs_dropped"] = len(plan.dropped)
+        stats["stubs_dropped"] = len(plan.left_out)
         plan.after = after
         return after
 

@@ -33,7 +33,9 @@ class CsPlan:
     known: set[str]
     project_ns: set[str]
     shim: Shim = field(default_factory=Shim)
-    dropped: set[str] | None = None  # files whose stubs are left out (predicted, then found by recompiles)
+    dropped: set[str] | None = None  # files whose stubs are left out (found by recompiles)
+    # stubs left out, as (top-level type, stub name): predicted, then named by a recompile's errors
+    left_out: frozenset[tuple[str, str]] = frozenset()
     written: dict[Path, dict[str, str]] = field(default_factory=dict)
     # the rounds' outcome: the original tree's last compile, and the stubbed tree's of the same round
     before: CompileOutcome | None = None

@@ -95,10 +95,14 @@ def stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs],
     return False
 
 
-def new_declaration_errors(before, after, plans, infos, texts, dropped) -> set[str]:
-    """Files whose stubs break a declaration: the file of a new error outside every body, and the file whose
-    stub the message names (a stub nested in a base class is inherited: ``Equals(Base.PyObject)`` in a
-    derived class no longer overrides ``Equals(PyObject)``)."""
+def new_declaration_errors(before, after, plans, infos, texts, dropped, whole_files: bool = False
+                           ) -> tuple[set[str], set[tuple[str, str]]]:
+    """What breaks a declaration in the stubbed tree, from the errors outside every body that the original tree
+    did not have: the stubs a message names, as (top-level type, stub name) (a stub nested in a base class is
+    inherited: ``Equals(Base.PyObject)`` in a derived class no longer overrides ``Equals(PyObject)``), and the
+    files of the errors that name none (every stub of theirs may be the cause).  ``whole_files``: the files of the
+    named stubs and of the errors instead, every error's (what a last recompile takes, to be sure to get past the
+    declarations)."""
     seen = {(d.file, d.line, d.col, d.code) for d in before}
     hosts: dict[str, str] = {}
     for path, plan in sorted(plans.items()):
@@ -106,6 +110,7 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped) -> set[s
             for fqn in plan.carried:
                 hosts.setdefault(fqn, path)
     files: set[str] = set()
+    stubs: set[tuple[str, str]] = set()
     for d in after:
         if d.kind != "error" or d.file not in texts or (d.file, d.line, d.col, d.code) in seen:
             continue
@@ -117,15 +122,24 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped) -> set[s
             opos = _offset(texts[d.file], d.line, d.col)
         if opos is not None and in_body(infos[d.file], texts[d.file], opos):
             continue
+        named = []
+        for name in quoted(d.message):
+            # `Ns.T.M(Ns.Base<A,B>.Stub)`, `Ns.Top.IStub.Member`: every run of two or more segments of every
+            # dotted name in it, type arguments left out
+            for part in re.findall(r"[\w.]+", strip_generics(name)):
+                segs = part.split(".")
+                for i in range(len(segs) - 1):
+                    for j in range(i + 2, len(segs) + 1):
+                        host = hosts.get(".".join(segs[i:j]))
+                        if host is not None and host not in dropped:
+                            named.append((host, ".".join(segs[i:j])))
+        if named and not whole_files:
+            stubs |= {(part.split(".")[-2], part.split(".")[-1]) for _, part in named}
+            continue
         if plan is not None:
             files.add(d.file)
-        for name in quoted(d.message):
-            # `Ns.T.M(Ns.Base<A,B>.Stub)`: every dotted name in it, type arguments left out
-            for part in re.findall(r"[\w.]+", strip_generics(name)):
-                host = hosts.get(part)
-                if host is not None and host not in dropped:
-                    files.add(host)
-    return files
+        files |= {host for host, _ in named}
+    return files, stubs
 
 
 def fail(result: AnalysisResult, repo: str, error: str) -> AnalysisResult:
