@@ -9,14 +9,14 @@ import re
 
 from benchsmith import treesitter
 from benchsmith.analyzers.common import walk
-from benchsmith.analyzers.csharp.blockers import MEMBER_DECLS, _signature_names
+from benchsmith.analyzers.csharp.blockers import _signature_names
 from benchsmith.analyzers.csharp.downlevel import downlevel
-from benchsmith.analyzers.csharp.scan import _ancestor, in_body, scan_csharp
+from benchsmith.analyzers.csharp.scan import MEMBER_DECLS, _ancestor, in_body, scan_csharp
 from benchsmith.files import SourceFile
 
 GRAMMAR = "tree_sitter_c_sharp"
 # the node kinds the shim looks for around a diagnostic's position (beside the bodies)
-ANCESTOR_KINDS = (frozenset(MEMBER_DECLS), frozenset({"using_directive"}),
+ANCESTOR_KINDS = (MEMBER_DECLS, frozenset({"using_directive"}),
                   frozenset({"explicit_interface_specifier"}), frozenset({"attribute"}))
 FIELDS = ("namespaces", "usings", "tops", "declared", "local_names", "used", "ts_error")
 

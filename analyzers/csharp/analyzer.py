@@ -64,7 +64,7 @@ from benchsmith.analyzers.csharp.positions import offset as _offset
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
 from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
-from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs
+from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs, stub_counts
 from benchsmith.analyzers.csharp.toolchain import CsToolchain
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
@@ -163,14 +163,11 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 pool.shutdown(wait=True)  # never leave a compiler running into the next repository
         if plans is None or parsed is not None:  # (the plans of the assumed verdict stand while it is pending)
             plans = plan_all_stubs(infos, texts, compiled)
-        result.stats.update(files=len(usable), compiled_files=len(compiled), files_with_stubs=len(plans),
-                            stubs=sum(len(p.stubs) for p in plans.values()))
+        result.stats.update(files=len(usable), **stub_counts(compiled, plans))
         if not plans:
             return None
         project_ns = {ns for i in infos.values() for ns in i.namespaces}
-        # Every namespace a file imports gets an empty declaration up front: harmless where the framework has it,
-        # and it saves a compile round where a library is missing.
-        shim = Shim(namespaces={u for p in sorted(compiled) for u in infos[p].usings} - project_ns)
+        shim = Shim.for_imports(infos, compiled, project_ns)
         return CsPlan(repo, kind, roslyn, workdir, usable, prepared, texts, infos, compiled, plans, known,
                       project_ns, shim, written={orig_tree: dict(texts), stub_tree: {}},
                       parse_pending=deferred and parsed is None)
@@ -207,11 +204,11 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             if plan.dropped is None:
                 # Stubs known to break a declaration are left out up front, each alone (the recompile stays as
                 # the fallback, file by file).
-                left_out = frozenset(predict_blockers(plan.plans, plan.infos, plan.texts)) \
-                    if self.predict and kind is Compiler.MCS else frozenset()
+                left_out = predict_blockers(plan.plans, plan.infos, plan.texts) \
+                    if self.predict and kind is Compiler.MCS else set()
                 if left_out:
-                    plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled, left_out)
-                plan.dropped, plan.left_out = set(), left_out
+                    plan.leave_out(left_out)
+                plan.dropped = set()
                 result.stats["stubs_dropped_predicted"] = len(left_out)
             plan.stubbed_files = a_files = plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True))
             # The stubbed tree is compiled with this round's placeholders at the same time as the original: when
@@ -250,8 +247,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             if before.diagnostics is None:
                 if verdicts.crashed_on_file(plan, before, result):
                     # mcs crashed on one file's declaration: that file is recorded and left out of both trees
-                    plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled)
-                    plan.dropped = None
+                    plan.restart_stubs()
                     continue
                 verdicts.fail(result, plan.repo, before.error)
                 return None
@@ -264,8 +260,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 if rejected:
                     plan.rejects += 1
                     plan.compiled -= rejected
-                    plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled)
-                    plan.dropped = None
+                    plan.restart_stubs()
                     continue
             if final or not fixed:
                 plan.before = before
@@ -290,8 +285,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         stats["shim_entries"] = plan.shim.size()
         stats["rejected_files"] = len(set(plan.texts)) - len(plan.compiled) - stats.get("unparsed_files", 0) \
             - stats.get("unsupported_files", 0) if kind is Compiler.MCS else 0
-        stats.update(compiled_files=len(plan.compiled), files_with_stubs=len(plan.plans),
-                     stubs=sum(len(p.stubs) for p in plan.plans.values()))
+        stats.update(stub_counts(plan.compiled, plan.plans))
         if after.diagnostics is None:
             verdicts.fail(result, plan.repo, after.error)
             return None
@@ -312,8 +306,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             stats["stubbed_recompiles"] += 1
             plan.dropped |= files
             if stubs:
-                plan.left_out |= stubs
-                plan.plans = plan_all_stubs(plan.infos, plan.texts, plan.compiled, plan.left_out)
+                plan.leave_out(stubs)
             after = self._compile(kind, roslyn, plan.stub_tree,
                                   plan.put(plan.stub_tree, plan.tree_files(plan.stubbed_sources(), stubbed=True)),
                                   workdir / "stubbed.rsp", plan.known, workdir)

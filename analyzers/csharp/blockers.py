@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from benchsmith import treesitter
 from benchsmith.analyzers.common import walk
-from benchsmith.analyzers.csharp.scan import (BLOCKER_PATTERNS, BODY_NODES, GRAMMAR, STUB_HOSTS, TYPE_DECLS,
-                                              CsFileInfo, CsType, _ancestor_node)
+from benchsmith.analyzers.csharp.scan import (BLOCKER_PATTERNS, BODY_NODES, GRAMMAR, MEMBER_DECLS, STUB_HOSTS,
+                                              TYPE_DECLS, CsFileInfo, CsType, _ancestor_node)
 from benchsmith.analyzers.csharp.stubs import CsStubs
 
 OBJECT_VIRTUALS = frozenset({"ToString", "Equals", "GetHashCode"})  # overridable on any class, a stub's too
-MEMBER_DECLS = ("method_declaration", "property_declaration", "indexer_declaration", "event_declaration")
 StubKey = tuple[str, str]  # (top-level type, stub name): the stub of that name nested in the types of that name
 SIGNATURE_SKIP = frozenset({"block", "arrow_expression_clause", "accessor_list", "attribute_list"})
 
@@ -67,10 +66,10 @@ def _class_chain(node, types_by_name: dict[str, list[CsType]]) -> list[str]:
             bases = next((c for c in p.children if c.type == "base_list"), None)
             first = next(iter(bases.named_children), None) if bases is not None else None
             base = _simple_type_name(first) if first is not None else None
-            while base and base not in out and len(out) < 32:
-                out.append(base)
-                cands = types_by_name.get(base, [])
-                base = next((b for b in cands[0].supers[:1]), None) if cands else None
+            for cls in _inheritance(base, types_by_name) if base else ():
+                if cls in out or len(out) >= 32:
+                    break
+                out.append(cls)
         p = p.parent
     return out
 

@@ -17,7 +17,7 @@ from benchsmith.analyzers.csharp.copy import Prepared
 from benchsmith.analyzers.csharp.diagnostics import Compiler
 from benchsmith.analyzers.csharp.plan import CsPlan
 from benchsmith.analyzers.csharp.shim import Shim
-from benchsmith.analyzers.csharp.stubs import plan_all_stubs
+from benchsmith.analyzers.csharp.stubs import stub_counts
 from benchsmith.enums import StrEnum
 
 
@@ -71,9 +71,7 @@ def settle(analyzer, plan: CsPlan, first: CompileOutcome, result: AnalysisResult
     if compiled == plan.compiled:
         return Settled.KEEP
     plan.compiled = compiled
-    plan.plans = plan_all_stubs(plan.infos, plan.texts, compiled)
-    plan.shim = Shim(namespaces={u for p in sorted(compiled) for u in plan.infos[p].usings} - plan.project_ns)
-    plan.dropped = None
-    result.stats.update(compiled_files=len(compiled), files_with_stubs=len(plan.plans),
-                        stubs=sum(len(p.stubs) for p in plan.plans.values()))
+    plan.restart_stubs()
+    plan.shim = Shim.for_imports(plan.infos, compiled, plan.project_ns)
+    result.stats.update(stub_counts(compiled, plan.plans))
     return Settled.AGAIN if plan.plans else Settled.STOP

@@ -12,7 +12,7 @@ from benchsmith.analyzers.csharp.diagnostics import Compiler
 from benchsmith.analyzers.csharp.roslyn import Roslyn
 from benchsmith.analyzers.csharp.scan import CsFileInfo, CsType
 from benchsmith.analyzers.csharp.shim import Shim
-from benchsmith.analyzers.csharp.stubs import CsStubs
+from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs
 from benchsmith.files import write_tree
 
 SHIM_FILE = "__benchsmith_shim__.cs"
@@ -63,6 +63,17 @@ class CsPlan:
     @property
     def order(self) -> list[str]:
         return sorted(self.compiled)
+
+    def restart_stubs(self) -> None:
+        """The stubs planned anew after ``compiled`` changed: none left out yet, for the blocker prediction to run
+        on the new plans."""
+        self.plans = plan_all_stubs(self.infos, self.texts, self.compiled)
+        self.dropped, self.left_out = None, frozenset()
+
+    def leave_out(self, stubs) -> None:
+        """Plans without ``stubs`` ((top-level type, stub name)) as well as those left out before."""
+        self.left_out = self.left_out | frozenset(stubs)
+        self.plans = plan_all_stubs(self.infos, self.texts, self.compiled, self.left_out)
 
     def put(self, tree: Path, files: dict[str, str]) -> list[str]:
         """Write one tree's files; rounds only add placeholders and blank keywords, so only changed files are

@@ -19,6 +19,8 @@ TYPE_DECLS = {"class_declaration": "class", "struct_declaration": "struct", "int
               "delegate_declaration": "delegate"}
 STUB_HOSTS = {"class", "struct"}  # C# 7 allows nested types in classes and structs only
 BODY_NODES = {"block", "arrow_expression_clause", "constructor_initializer"}
+# the members whose declaration the blocker prediction and the shim look at around a diagnostic
+MEMBER_DECLS = frozenset({"method_declaration", "property_declaration", "indexer_declaration", "event_declaration"})
 # What ``predict_blockers`` reads, captured by the scan's one query.
 BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
                     " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"

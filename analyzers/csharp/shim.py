@@ -11,7 +11,7 @@ from benchsmith.analyzers.base import skip_type_args, strip_generics
 from benchsmith.analyzers.common import Insertions, skip_trivia
 from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
 from benchsmith.analyzers.csharp.positions import offset as _offset, positions
-from benchsmith.analyzers.csharp.scan import CsFileInfo, _ancestor, _name, in_body
+from benchsmith.analyzers.csharp.scan import MEMBER_DECLS, CsFileInfo, _ancestor, _name, in_body
 
 
 @dataclass
@@ -21,6 +21,13 @@ class Shim:
     # file -> {offset: text} to blank in it (same length, so no position moves): ``override`` where the base is a
     # placeholder, ``IFoo.`` of an explicit implementation of a placeholder interface (which has no members)
     blanks: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    @classmethod
+    def for_imports(cls, infos: dict[str, CsFileInfo], compiled: set[str], project_ns: set[str]) -> "Shim":
+        """The first round's shim: an empty declaration of every namespace a compiled file imports and the project
+        does not declare (harmless where the framework has it; it saves a compile round where a library is
+        missing)."""
+        return cls(namespaces={u for p in sorted(compiled) for u in infos[p].usings} - project_ns)
 
     def size(self) -> int:
         return len(self.namespaces) + len(self.types) + sum(len(v) for v in self.blanks.values())
@@ -111,8 +118,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             continue
         q = quoted(d.message)
         if d.code == "CS0115":
-            decl = _ancestor(info, text, off, {"method_declaration", "property_declaration",
-                                               "indexer_declaration", "event_declaration"})
+            decl = _ancestor(info, text, off, MEMBER_DECLS)
             if decl is not None:
                 for ch in decl.children:
                     if ch.type == "modifier" and ch.text == b"override":
@@ -138,7 +144,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
                 ns, _, tname = strip_generics(target).rpartition(".")
                 if ns:
                     shim.namespaces.add(ns)
-                shim.types.setdefault((ns, tname, _last_arity(target)), "class")
+                shim.types.setdefault((ns, tname, _last_arity(names[-1])), "class")
             elif target:
                 shim.namespaces.add(target)
             continue
@@ -170,26 +176,15 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
     return shim.size() - before
 
 
-def _last_arity(name: str) -> int:
-    """Type arguments of a dotted name's last segment (``A.B<C, D<E>>``: 2)."""
-    if not name.endswith(">"):
-        return 0
-    depth, args = 0, 1
-    for ch in reversed(name):
-        if ch == ">":
-            depth += 1
-        elif ch == "<":
-            depth -= 1
-            if depth == 0:
-                return args
-        elif ch == "," and depth == 1:
-            args += 1
-    return 0
+def _last_arity(name) -> int:
+    """Type arguments of the last segment of a (qualified) name node, read off the tree (``A.B<C, D<E>>``: 2)."""
+    last = name.child_by_field_name("name") if name.type == "qualified_name" else name
+    args = next((c for c in last.children if c.type == "type_argument_list"), None) if last is not None else None
+    return len(args.named_children) if args is not None else 0
 
 
 def _blank_explicit_specifier(shim: Shim, path: str, info: CsFileInfo, text: str, off: int) -> None:
-    decl = _ancestor(info, text, off, {"method_declaration", "property_declaration", "indexer_declaration",
-                                       "event_declaration"})
+    decl = _ancestor(info, text, off, MEMBER_DECLS)
     spec = next((c for c in decl.children if c.type == "explicit_interface_specifier"), None) \
         if decl is not None else None
     if spec is None:

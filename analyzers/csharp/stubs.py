@@ -33,6 +33,12 @@ def _stub_decl(t: CsType) -> str:
     return f"public class {t.name}{tp} {{}}"
 
 
+def stub_counts(compiled: set[str], plans: dict[str, CsStubs]) -> dict[str, int]:
+    """The analysis's stats of a stub planning: files compiled, files with stubs, stubs."""
+    return {"compiled_files": len(compiled), "files_with_stubs": len(plans),
+            "stubs": sum(len(p.stubs) for p in plans.values())}
+
+
 def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled: set[str],
                    left_out: frozenset[tuple[str, str]] = frozenset()) -> dict[str, CsStubs]:
     """Stubs for every compiled file; parts of a partial type get the union of their names, emitted once.

@@ -122,7 +122,7 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped, whole_fi
             opos = _offset(texts[d.file], d.line, d.col)
         if opos is not None and in_body(infos[d.file], texts[d.file], opos):
             continue
-        named = []
+        named = []  # (host file, (top-level type, stub name))
         for name in quoted(d.message):
             # `Ns.T.M(Ns.Base<A,B>.Stub)`, `Ns.Top.IStub.Member`: every run of two or more segments of every
             # dotted name in it, type arguments left out
@@ -132,9 +132,9 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped, whole_fi
                     for j in range(i + 2, len(segs) + 1):
                         host = hosts.get(".".join(segs[i:j]))
                         if host is not None and host not in dropped:
-                            named.append((host, ".".join(segs[i:j])))
+                            named.append((host, (segs[j - 2], segs[j - 1])))
         if named and not whole_files:
-            stubs |= {(part.split(".")[-2], part.split(".")[-1]) for _, part in named}
+            stubs |= {key for _, key in named}
             continue
         if plan is not None:
             files.add(d.file)

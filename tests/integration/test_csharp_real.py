@@ -160,16 +160,15 @@ def test_pythonnet_3_runtime_is_analysed_through_the_downlevel_pass(runtime305, 
     assert len(scorable) >= 250, (len(scorable), len(examples))
 
 
-def test_the_scan_reads_the_same_from_its_cheaper_trees_on_pythonnet_3(runtime305):
+def test_the_scan_reads_the_same_from_its_cheaper_trees_on_pythonnet_3(runtime305, tmp_path):
     # the scan's trees of the analysed copies leave out the rewrites that move no position (467 function pointers
     # in one file): on every file of real C# 9-10 the scan must read what a fresh parse of the analysed text gives
     from benchsmith.analyzers.csharp.copy import prepare
     from tests.csharp_scans import assert_scan_of_tree
 
     analyzer = _analyzer()
-    files = {p.relative_to(runtime305).as_posix(): p.read_text(encoding="utf-8-sig")
-             for p in sorted(runtime305.rglob("*.cs"))}
-    prepared = prepare(files, analyzer.read_configs(runtime305), downlevel=True)
+    snap = snapshot(runtime305, analyzer.extensions, tmp_path / "snap", repo_name=runtime305.name)
+    prepared = prepare({f.path: f.text for f in snap.files}, analyzer.read_configs(runtime305), downlevel=True)
     masked = 0
     for path, copy in sorted(prepared.copies.items()):
         if copy.tree is not None:

@@ -75,10 +75,15 @@ def _fixture_files() -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.cs"))}
 
 
-def test_partial_type_gets_one_copy_of_stubs():
-    texts = {p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")}
+def _planned(files: dict[str, str]):
+    """(texts, scans, stub plans) of ``files``, every one compiled."""
+    texts = dict(files)
     infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
-    plans = plan_all_stubs(infos, texts, set(texts))
+    return texts, infos, plan_all_stubs(infos, texts, set(texts))
+
+
+def test_partial_type_gets_one_copy_of_stubs():
+    texts, infos, plans = _planned({p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")})
     p1, p2 = plans["App/Holder.Part1.cs"], plans["App/Holder.Part2.cs"]
     # both parts use Widget; the stub is emitted in the first part only (a second copy would be CS0102)
     assert p1.stubbed_text.count("public class Widget {}") == 1
@@ -92,9 +97,8 @@ def test_partial_type_gets_one_copy_of_stubs():
 
 
 def test_csc_style_diagnostic_maps_to_the_member_name():
-    texts = {p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")}
-    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
-    plan = plan_all_stubs(infos, texts, set(texts))["App/Program.cs"]
+    texts, _, plans = _planned({p: t for p, t in _fixture_files().items() if not p.startswith("Modern/")})
+    plan = plans["App/Program.cs"]
     refs = [cs_ref(d, plan, texts["App/Program.cs"]) for d in parse_compiler_output(CSC_SAMPLE)[:2]]
     assert [(r.line, r.column, r.symbol, r.import_name, r.defining_file) for r in refs] == [
         (15, 19, "Draw", "Widget", "Lib/Widget.cs"),
@@ -343,9 +347,7 @@ namespace Acme.App {
 def test_stub_blockers_are_predicted_from_declarations():
     from benchsmith.analyzers.csharp.blockers import predict_blockers
 
-    texts = dict(PREDICT_FILES)
-    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
-    plans = plan_all_stubs(infos, texts, set(texts))
+    texts, infos, plans = _planned(PREDICT_FILES)
     assert {"App/Blocked.cs", "App/Fine.cs", "App/Explicit.cs", "App/Program.cs"} <= set(plans)
     left_out = predict_blockers(plans, infos, texts)
     # the stubs themselves, not their files: Explicit.cs keeps its Widget stub
@@ -362,9 +364,7 @@ def test_a_recompile_takes_out_the_stubs_its_errors_name_and_else_their_files():
     from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic
     from benchsmith.analyzers.csharp.verdicts import new_declaration_errors
 
-    texts = dict(PREDICT_FILES)
-    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
-    plans = plan_all_stubs(infos, texts, set(texts))
+    texts, infos, plans = _planned(PREDICT_FILES)
     # mcs's messages for the two blockers of PREDICT_FILES, at their declarations (line 4)
     after = [CsDiagnostic("App/Blocked.cs", 4, 36, "error", "CS0115",
                           "`Acme.App.Outer.Fancy.Draw()' is marked as an override but no suitable method found to override"),
@@ -458,9 +458,7 @@ namespace Acme.App {
 def test_only_the_blocking_stubs_are_left_out_and_no_recompile_finds_more(tmp_path):
     from benchsmith.analyzers.csharp.blockers import predict_blockers
 
-    texts = dict(PER_STUB_FILES)
-    infos = {p: scan_csharp(SourceFile(p, t)) for p, t in texts.items()}
-    plans = plan_all_stubs(infos, texts, set(texts))
+    texts, infos, plans = _planned(PER_STUB_FILES)
     # MyReader sees ReaderBase's stubs (inherited) before Channel's (around it): either Status in the explicit
     # implementations' signatures blocks them, either ISource names no interface of MyReader's; and Channel's
     # ReaderBase stub would be MyReader's base, with no Completion to override

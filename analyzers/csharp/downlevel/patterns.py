@@ -292,17 +292,15 @@ def _contains_advanced(p: P) -> bool:
 # would read as native too: most ``is`` expressions are these, and telling them apart needs no token walk
 _PLAIN_TYPE = r"[A-Za-z_][\w.]*(?:<[\w.]+(?:,\s*[\w.]+)*>)?(?:\[\])?"
 _PLAIN_PATTERN = re.compile(rf"(?:{_PLAIN_TYPE}|[0-9]+|\"[^\"\\]*\")(?:\s+[A-Za-z_]\w*)?")
+_PATTERN_WORDS = frozenset({"not", "and", "or", "var"})
 
 
 def _plainly_native(ctx: Ctx, n) -> bool:
     pat = n.child_by_field_name("pattern")
     if pat is None or pat.type not in ("constant_pattern", "declaration_pattern"):
         return False
-    m = _PLAIN_PATTERN.fullmatch(ctx.src(pat))
-    return m is not None and ctx.src(pat).split()[0] not in _PATTERN_WORDS
-
-
-_PATTERN_WORDS = frozenset({"not", "and", "or", "var"})
+    src = ctx.src(pat)
+    return _PLAIN_PATTERN.fullmatch(src) is not None and src.split()[0] not in _PATTERN_WORDS
 
 
 def is_patterns(ctx: Ctx, caps) -> None:
