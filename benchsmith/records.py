@@ -175,6 +175,47 @@ class Checkout(Record):
     exclusions: list[Exclusion] = field(default_factory=list)
 
 
+class ReferenceKind(StrEnum):
+    """What kind of cross-file use a reference is: one vocabulary for every language (``metadata.reference_kind``,
+    ``--kinds``).  The name at the reference's position is the API defined in another file of the repository."""
+
+    MEMBER = "member"  # a member access or call on a cross-file value or type: ``obj.api(...)``, ``Util.api``
+    INHERITED_MEMBER = "inherited_member"  # a member reached through self/this or a subclass, defined in a base
+    TYPE = "type"  # a type reference: annotations, declarations, generic arguments, casts, typeof/nameof/instanceof
+    HERITAGE = "heritage"  # extends / implements / a C# base list
+    ATTRIBUTE = "attribute"  # an attribute, annotation or decorator
+    CONSTRUCTOR = "constructor"  # ``new T(...)``, qualified chains included
+    MODULE_MEMBER = "module_member"  # a submodule reached through its package, a name re-exported by a module
+    JSX = "jsx"  # a JSX element naming a cross-file component
+
+
+class CursorPlace(StrEnum):
+    """Where in its line an example's cursor sits (``metadata.cursor_place``), as ``bench/released.py`` compares
+    it with the released benchmark: at the line's start (its first token, or column 0), right after a ``.``, or
+    at another place before the cross-file name (the name itself when it follows neither)."""
+
+    LINE_START = "line_start"
+    AFTER_DOT = "after_dot"
+    ELSEWHERE = "elsewhere"
+
+
+class CursorRule(StrEnum):
+    """``--cursor``: where a build puts the cursor of each reference's example."""
+
+    NAME = "name"  # right before the cross-file name
+    RELEASED = "released"  # as the released CrossCodeEval places it, per language (Analyzer.released_cursor)
+
+
+@dataclass
+class Definition(Record):
+    """Where the API a reference needs is defined: a file of the repository and its 0-based line range."""
+
+    file: str
+    start_line: int
+    end_line: int
+    symbol: str
+
+
 @dataclass
 class CrossFileRef(Record):
     """A use of a name defined in another file of the same repository (0-based line, 0-based column)."""
@@ -187,6 +228,17 @@ class CrossFileRef(Record):
     defining_file: str | None
     diagnostic: str = ""  # the toolchain's code/message that revealed it (E1101, cannot find symbol, TS2339 ...)
     message: str = ""
+    kind: ReferenceKind = ReferenceKind.MEMBER
+    # the declaration the use needs, where it is known (the analyzer, or analyzers/definitions.py after it)
+    definition: Definition | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CrossFileRef":
+        ref = super().from_dict(data)
+        ref.kind = ReferenceKind(ref.kind)
+        if isinstance(ref.definition, dict):
+            ref.definition = Definition.from_dict(ref.definition)
+        return ref
 
 
 @dataclass
@@ -221,6 +273,9 @@ class ExampleMetadata(Record):
     diagnostic: str = ""
     commit: str | None = None
     groundtruth_tokens: int | None = None
+    reference_kind: str = ""  # a ReferenceKind value
+    definition: dict[str, Any] | None = None  # Definition.to_dict() of the API the groundtruth needs
+    cursor_place: str = ""  # a CursorPlace value: where in its line the prompt ends
 
 
 @dataclass
