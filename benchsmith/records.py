@@ -56,6 +56,11 @@ class Reason(StrEnum):
     ARCHIVE_INVALID = "archive_invalid"
     SOURCE_NOT_FOUND = "source_not_found"
     COMMIT_INVALID = "commit_invalid"  # a pinned commit that is not a hex object name (``URL@--upload-pack=...``)
+    # a work tree's git metadata not read (a .git file pointing elsewhere, a FIFO, a link, an include); the
+    # repository is built as a plain directory, without commit or creation date
+    GIT_METADATA_REFUSED = "git_metadata_refused"
+    PATH_TOO_LONG = "path_too_long"  # a file or directory whose path the system cannot open (PATH_MAX)
+    UNREADABLE_PATH = "unreadable_path"  # a directory that could not be listed (permissions, I/O error)
     # archive members that were not extracted (the rest of the archive was)
     ARCHIVE_MEMBER_TOO_LARGE = "archive_member_too_large"
     ARCHIVE_BUDGET_EXCEEDED = "archive_budget_exceeded"  # the archive's byte total or wall-clock budget ran out
