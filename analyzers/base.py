@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar
 
 from benchsmith import confine, treesitter
 from benchsmith.files import RepoSnapshot
-from benchsmith.records import CrossFileRef, Exclusion
+from benchsmith.records import CrossFileRef, CursorPlace, Exclusion
 from benchsmith.runner import ToolchainBackend, ContainerSpec
 
 # Node types (across the brace grammars) whose children are statements or members: a child's end is a statement
@@ -40,6 +40,28 @@ BRACE_STATEMENT_CONTAINERS = frozenset(
     {"program", "statement_block", "class_body", "switch_case", "switch_default", "block", "compilation_unit",
      "declaration_list", "switch_section", "interface_body", "enum_body", "namespace_declaration"}
 )
+
+
+class Boundary(enum.Enum):
+    """Which side of the whitespace between two tokens a released cursor takes."""
+
+    NAME = "name"  # no choice: right before the cross-file name
+    TOKEN_START = "token_start"  # right before a token (Java): whitespace in the prompt
+    TOKEN_END = "token_end"  # right after a token, or column 0 (TypeScript): whitespace in the groundtruth
+
+
+@dataclass(frozen=True)
+class ReleasedCursor:
+    """A language's released cursor rule: the boundary and the relative weight of each kind of place."""
+
+    boundary: Boundary = Boundary.NAME
+    weights: dict[CursorPlace, float] = field(default_factory=dict)
+
+    def weight(self, place: CursorPlace) -> float:
+        return self.weights.get(place, 1.0)
+
+
+AT_NAME = ReleasedCursor()
 
 
 class Tree(enum.Enum):
@@ -112,6 +134,9 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
     # Address space the toolchain's runtime reserves beyond what it uses (JVM, V8, Go): added to the memory limit
     # where no memory cgroup exists and an address-space rlimit stands in for it.
     address_space_extra: ClassVar[int] = 0
+    # Where the released CrossCodeEval puts the cursor in this language (``--cursor released``;
+    # builders/cceval/cursor.py): at the cross-file name unless a language measured otherwise.
+    released_cursor: ClassVar[ReleasedCursor] = AT_NAME
 
     @classmethod
     def statement_parents(cls) -> frozenset[str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from benchsmith.analyzers.base import AnalysisResult
+from benchsmith.analyzers.base import AT_NAME, AnalysisResult
 from benchsmith.analyzers.typescript import FileInfo, Plan, TypeScriptAnalyzer
 from benchsmith.analyzers.typescript.scan import Scanner, node_text
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
@@ -62,6 +62,7 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
     language = "javascript"
     extensions = (".js", ".jsx", ".mjs", ".cjs")
     grammar_module = "tree_sitter_javascript"
+    released_cursor = AT_NAME  # CrossCodeEval released no JavaScript: --cursor released keeps the name
     grammar_function = "language"
     comment_prefix = "//"
     dockerfile = "tsc.Dockerfile"  # the same toolchain image: node + the pinned TypeScript

@@ -85,6 +85,10 @@ class Reason(StrEnum):
     SYNTAX_ERROR = "syntax_error"
     UNSAFE_PATH = "unsafe_path"
     UNSAFE_FILE_NAME = "unsafe_file_name"  # a name a tool's argument or list syntax could read differently
+    # a repository configuration value (csproj, tsconfig, go.mod) outside the grammar of what it must be (a framework
+    # moniker, a symbol name, a path inside the repository): refused, the detail names the file's key
+    CONFIG_VALUE_REJECTED = "config_value_rejected"
+    CONFIG_TOO_LARGE = "config_too_large"  # a configuration file past a parsing cap (size, nesting, elements)
     # toolchain
     TOOL_TIMEOUT = "toolchain_timeout"
     TOOL_CRASH = "toolchain_crash"
@@ -103,6 +107,7 @@ class Reason(StrEnum):
     GROUNDTRUTH_IN_PROMPT = "groundtruth_in_prompt"
     SAME_STATEMENT = "same_statement"  # only with --first-reference-per-statement
     DUPLICATE_REFERENCE = "duplicate_reference"
+    KIND_NOT_SELECTED = "reference_kind_not_selected"  # --kinds leaves this kind of reference out
     UNSCORABLE_GROUNDTRUTH = "unscorable_groundtruth"
     PREDICTABLE_WITHOUT_CROSSFILE = "predictable_without_crossfile"
     # model-free predictability screens (builders/cceval/screens.py)

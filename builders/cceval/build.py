@@ -33,7 +33,7 @@ from benchsmith.jsonio import AtomicWriter, dumps, read_jsonl, write_json
 from benchsmith.layout import EXCLUDED_FILE, SPLIT_FILE
 from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
-from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
+from benchsmith.records import CursorRule, Exclusion, Reason, ReferenceKind, RepoSpec, Stage
 from benchsmith.runner import ToolchainBackend
 from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
@@ -59,6 +59,8 @@ class BuildConfig:
     max_per_repo: int | None = None
     seed: int = 0
     first_reference_per_statement: bool = False  # the earlier cutting rule (ExampleCutter.first_per_statement)
+    cursor: CursorRule = CursorRule.NAME  # --cursor: at the name, or where the released benchmark puts it
+    kinds: tuple[ReferenceKind, ...] | None = None  # --kinds: the reference kinds cut (None: all)
     workers: int | None = None
     executor: ExecutorKind = ExecutorKind.LOCAL
     ray_address: str | None = None
@@ -328,10 +330,25 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),
         "screens": _screens_stats(config),
+        "cursor": config.cursor.value,
+        "kinds": [k.value for k in config.kinds] if config.kinds is not None else "all",
+        **_example_shares(out / SPLIT_FILE),
         "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
     return stats
+
+
+def _example_shares(split: Path) -> dict:
+    """How many kept examples each reference kind and each cursor place has (stats.json, the card)."""
+    kinds: dict[str, int] = {}
+    places: dict[str, int] = {}
+    for ex in read_jsonl(split) if split.exists() else ():
+        meta = ex.get("metadata", {})
+        kind, place = meta.get("reference_kind") or "unknown", meta.get("cursor_place") or "unknown"
+        kinds[kind] = kinds.get(kind, 0) + 1
+        places[place] = places.get(place, 0) + 1
+    return {"reference_kinds": dict(sorted(kinds.items())), "cursor_places": dict(sorted(places.items()))}
 
 
 def _screens_stats(config: BuildConfig) -> dict:

@@ -8,6 +8,7 @@ import sys
 
 from benchsmith.executors import ExecutorKind
 from benchsmith.confine import DEFAULT_MEMORY_MB
+from benchsmith.records import CursorRule, ReferenceKind
 from benchsmith.runner import ToolchainBackend
 
 
@@ -16,6 +17,15 @@ def _date(text: str) -> _dt.date:
         return _dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date; use YYYY-MM-DD") from None
+
+
+def _kinds(text: str) -> tuple[ReferenceKind, ...]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    try:
+        return tuple(sorted({ReferenceKind(n) for n in names}, key=list(ReferenceKind).index))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"unknown reference kind in {text!r}; known: {', '.join(k.value for k in ReferenceKind)}") from None
 
 
 def _size(text: str) -> int:
@@ -64,6 +74,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     f.add_argument("--first-reference-per-statement", action="store_true",
                    help="one example per statement, at its first cross-file reference (the earlier rule; default: "
                         "every reference, as CrossCodeEval's released data)")
+    f.add_argument("--cursor", default=CursorRule.NAME.value, choices=[m.value for m in CursorRule],
+                   help="name: the cursor right before the cross-file name (default: each example tests the API); "
+                        "released: where the released CrossCodeEval puts it per language, drawn with --seed "
+                        "(comparable with published numbers)")
+    f.add_argument("--kinds", type=_kinds, metavar="KINDS",
+                   help="comma list of reference kinds to cut (default: all): "
+                        + ",".join(k.value for k in ReferenceKind))
     f.add_argument("--keep-unscorable", action="store_true",
                    help="keep examples whose exact groundtruth the scorers cannot give full marks (to measure them)")
     f.add_argument("--max-per-repo", type=int, help="sample at most N examples per repository (seeded)")
@@ -139,6 +156,8 @@ def config_from_args(args: argparse.Namespace):
         max_per_repo=args.max_per_repo,
         seed=args.seed,
         first_reference_per_statement=args.first_reference_per_statement,
+        cursor=CursorRule(args.cursor),
+        kinds=args.kinds,
         workers=args.workers,
         executor=args.executor,
         ray_address=args.ray_address,

@@ -20,10 +20,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from benchsmith.analyzers.base import Analyzer
+from benchsmith.analyzers.base import Analyzer, Boundary
+from benchsmith.builders.cceval.cursor import candidate_places, choose_place, classify
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import Step
-from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Reason, Stage
+from benchsmith.records import (CompletionExample, CrossFileRef, CursorRule, ExampleMetadata, Reason, ReferenceKind,
+                                Stage)
 from benchsmith.text_positions import TextPositions
 
 _OPEN = {"(", "[", "{"}
@@ -193,12 +195,19 @@ class ExampleCutter(Step[CrossFileRef]):
     ``old_tail = tokenizer.decode(generator.sequence_actual[:, -max_stop_string:])[0]`` (prompt ending in
     ``generator.``), the groundtruth running from there to the end of the statement.  ``first_per_statement``
     restores the earlier rule (the first cursor of a statement wins, later ones are dropped as
-    ``same_statement``), e.g. to rebuild a split made with it."""
+    ``same_statement``), e.g. to rebuild a split made with it.
+
+    ``cursor``: ``CursorRule.NAME`` puts the cursor right before the name, ``CursorRule.RELEASED`` where the
+    released benchmark puts it for the language (``Analyzer.released_cursor``, builders/cceval/cursor.py), drawn
+    with ``seed``; two references whose cursors meet are one example.  ``kinds``: the reference kinds to cut
+    (None: all); the others are recorded as ``reference_kind_not_selected``."""
 
     stage = Stage.EXAMPLE_BUILDER
 
     def __init__(self, analyzer: Analyzer, files: dict[str, SourceFile], repository: str, commit: str | None = None,
-                 counter=None, on_file=None, first_per_statement: bool = False) -> None:
+                 counter=None, on_file=None, first_per_statement: bool = False,
+                 cursor: CursorRule = CursorRule.NAME, kinds: frozenset[ReferenceKind] | None = None,
+                 seed: int = 0) -> None:
         super().__init__(counter)
         self.on_file = on_file  # progress: called with (files done, files total)
         self.analyzer = analyzer
@@ -206,10 +215,18 @@ class ExampleCutter(Step[CrossFileRef]):
         self.repository = repository
         self.commit = commit
         self.first_per_statement = first_per_statement
+        self.cursor = cursor
+        self.kinds = kinds
+        self.seed = seed
 
     def run(self, refs: Iterable[CrossFileRef]) -> Iterator[CompletionExample]:
         by_file: dict[str, list[CrossFileRef]] = {}
         for ref in refs:
+            if self.kinds is not None and ref.kind not in self.kinds:
+                self.drop(make_task_id(self.analyzer.language, self.repository, ref.file, ref.line, ref.column),
+                          Reason.KIND_NOT_SELECTED, f"{ref.symbol!r} is a {ref.kind.value} reference",
+                          self.repository)
+                continue
             by_file.setdefault(ref.file, []).append(ref)
         lang = self.analyzer.language
         for done, path in enumerate(sorted(by_file)):
@@ -231,6 +248,7 @@ class ExampleCutter(Step[CrossFileRef]):
             tree = self.analyzer.parser_for(path).parse(data)
             covered_until = -1  # char offset where the previous example's groundtruth ends
             last_cursor = -1
+            used: set[int] = set()  # released cursors already taken in this file
             for r in file_refs:
                 tid = make_task_id(lang, self.repository, path, r.line, r.column)
                 cursor = idx.offset(r.line, r.column, within_line=True)
@@ -251,6 +269,14 @@ class ExampleCutter(Step[CrossFileRef]):
                 if cut is None:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "no statement end after the cursor", self.repository)
                     continue
+                if self.cursor is CursorRule.RELEASED and self.analyzer.released_cursor.boundary is not Boundary.NAME:
+                    place, cut = self._released(tree, data, idx.to_byte(cursor), cut, tid)
+                    cursor = idx.to_char(place)
+                    if cursor in used:
+                        self.drop(tid, Reason.DUPLICATE_REFERENCE,
+                                  f"the released cursor drawn for {r.symbol!r} is another reference's", self.repository)
+                        continue
+                    used.add(cursor)
                 end = idx.to_char(cut.end_byte)
                 if end <= cursor:
                     self.drop(tid, Reason.CURSOR_NOT_FOUND, "empty groundtruth", self.repository)
@@ -274,5 +300,23 @@ class ExampleCutter(Step[CrossFileRef]):
                         diagnostic=r.diagnostic,
                         commit=self.commit,
                         groundtruth_tokens=cut.tokens,
+                        reference_kind=r.kind.value,
+                        definition=r.definition.to_dict() if r.definition is not None else None,
+                        cursor_place=classify(src.text[src.text.rfind("\n", 0, cursor) + 1:cursor]).value,
                     ),
                 )
+
+    def _released(self, tree, data: bytes, name: int, cut: Cut, tid: str) -> tuple[int, Cut]:
+        """The released cursor for the reference whose name starts at byte ``name`` (its statement cut from there
+        is ``cut``): a seeded draw among the places of the line from which the statement ends where it does."""
+        rule = self.analyzer.released_cursor
+        line_start = data.rfind(b"\n", 0, name) + 1
+        cuts = {name: cut}
+        for place in candidate_places(rule, tree, line_start, name):
+            if place != name:
+                other = groundtruth_cut(self.analyzer, tree, data, place)
+                if other is not None and other.end_byte == cut.end_byte:
+                    cuts[place] = other
+        pick = choose_place(rule, sorted(cuts), lambda p: classify(data[line_start:p].decode("utf-8", "replace")),
+                            f"{self.seed}:{tid}")
+        return pick, cuts[pick]

@@ -150,7 +150,9 @@ class Cut(Step[Repository]):
             cutter = ExampleCutter(repo.analyzer, repo.snap.by_path(), repo.name, repo.checkout.commit,
                                    self.counter, on_file=lambda done, total: self.report("cutting examples", done,
                                                                                          total),
-                                   first_per_statement=repo.config.first_reference_per_statement)
+                                   first_per_statement=repo.config.first_reference_per_statement,
+                                   cursor=repo.config.cursor, seed=repo.config.seed,
+                                   kinds=frozenset(repo.config.kinds) if repo.config.kinds is not None else None)
             yield from cutter(repo.result.refs)
 
 
