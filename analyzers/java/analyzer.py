@@ -12,8 +12,10 @@ from benchsmith.analyzers.base import AnalysisResult, Analyzer, Boundary, Releas
 from benchsmith.analyzers.common import utf8_env
 from benchsmith.analyzers.driver_cache import build_once
 from benchsmith.analyzers.java.attribute import javac_ref
-from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic, JavacRun,
-                                              driver_source, parse_driver_output)
+from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic,
+                                              JavacResolved, JavacRun, driver_source, parse_driver_output)
+from benchsmith.analyzers.java.escapes import has_escape, tree_view
+from benchsmith.analyzers.java.resolved import ResolvedFiles, ResolvedTally, resolved_refs
 from benchsmith.analyzers.java.scan import JavaFileInfo, JavaIndex, scan_java
 from benchsmith.analyzers.java.stubs import JavaStubs, plan_stubs
 from benchsmith.analyzers.probes import probe_version
@@ -49,6 +51,8 @@ class JavaPlan:
     driver: Path | None = None  # the compiled driver, once the first run needed it
     positions: dict[str, TextPositions] = field(default_factory=dict)  # original texts, built on first use
     tally: JavaTally = field(default_factory=JavaTally)
+    resolved: list[JavacResolved] = field(default_factory=list)  # what the original run attributed across files
+    unparsed: set[str] = field(default_factory=set)  # files javac could not parse
 
     def original_positions(self, path: str) -> TextPositions:
         if path not in self.positions:
@@ -119,7 +123,8 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
                 if plan.driver is None:
                     result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_CRASH, err, repo))
                     return None
-            out, err = self._javac(root, plan.order, plan.driver, plan.workdir / f"files-{tree.value}.txt")
+            out, err = self._javac(root, plan.order, plan.driver, plan.workdir / f"files-{tree.value}.txt",
+                                   resolved=tree is Tree.ORIGINAL)
         except ToolMissing as exc:
             result.exclusions.append(Exclusion(repo, Stage.ANALYZER, Reason.TOOL_MISSING, str(exc), repo))
             return None
@@ -141,6 +146,7 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
             first = d.message.splitlines()[0] if d.message else d.code
             result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, reason,
                                                f"javac line {d.line}: {first}", repo))
+        plan.resolved, plan.unparsed = before.resolved, set(unparsed)
         broken_stubs = {d.file for d in after.diagnostics if d.parse_phase and d.kind == "ERROR"
                         and d.file in plan.stubs and d.file not in unparsed}
         for path in sorted(broken_stubs):
@@ -183,14 +189,24 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         return ref
 
     def finish(self, plan: JavaPlan, result: AnalysisResult) -> None:
+        rt = ResolvedTally()
+        resolved = resolved_refs(plan.repo, plan.resolved, ResolvedFiles(plan.texts, plan.positions), plan.unparsed,
+                                 result, rt)
         first: dict[tuple, CrossFileRef] = {}
-        for ref in result.refs:  # one reference per place: the first diagnostic there
+        # one reference per place: what the original run resolved (it knows the kind and the declaration), else
+        # the first new diagnostic there
+        for ref in resolved + result.refs:
             first.setdefault((ref.file, ref.line, ref.column), ref)
         result.refs = [first[k] for k in sorted(first)]
         t = plan.tally
         result.stats.update(original_errors=t.original_errors, stubbed_errors=t.stubbed_errors,
                             new_diagnostics=t.new, unattributed=t.unattributed, external_members=t.external,
-                            refs=len(result.refs), unparsed_files=t.unparsed)
+                            refs=len(result.refs), unparsed_files=t.unparsed, resolved_refs=rt.refs,
+                            resolved_misplaced=rt.misplaced, resolved_escaped=rt.escaped)
+
+    def tree_source(self, path: str, text: str) -> bytes:
+        # tree-sitter reads no unicode escapes: cut statements on the text as javac reads it, offsets kept
+        return (tree_view(text) if has_escape(text) else text).encode("utf-8")
 
     # -- the javac processes ---------------------------------------------------------------------------------
     def _driver_dir(self, workdir: Path) -> tuple[Path | None, str]:
@@ -207,7 +223,8 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         return build_once("javac-driver", "the javac driver", {f"{DRIVER_CLASS}.java": driver_source()},
                           self.tool_versions().get("javac", "unknown"), f"{DRIVER_CLASS}.class", workdir, compile_)
 
-    def _javac(self, tree: Path, files: list[str], driver: Path, listfile: Path) -> tuple[JavacRun | None, str]:
+    def _javac(self, tree: Path, files: list[str], driver: Path, listfile: Path,
+               resolved: bool = False) -> tuple[JavacRun | None, str]:
         listfile.write_text("".join(f + "\n" for f in files), encoding="utf-8")
         container = self.container([Mount(str(tree), "/src"), Mount(str(driver), "/bs/driver"),
                                     Mount(str(listfile), "/bs/files.txt")], "/src")
@@ -216,7 +233,8 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         # room for the JVM's own memory, and an initial heap large enough not to collect all the time while growing
         memory = ([f"-XX:MaxRAM={conf.limits.memory_bytes}", "-XX:MaxRAMPercentage=75", "-XX:InitialRAMPercentage=12"]
                   if conf else [])
-        argv = [self.java, *JVM_OPTIONS, *memory, "-cp", "/bs/driver" if container else str(driver), DRIVER_CLASS,
+        # the original run also prints the names it resolved to another file of the project (resolved.py)
+        argv = [self.java, *JVM_OPTIONS, *memory, *(["-Dbenchsmith.refs=true"] if resolved else []), "-cp", "/bs/driver" if container else str(driver), DRIVER_CLASS,
                 "/bs/files.txt" if container else str(listfile), *JAVAC_OPTIONS]
         res = run(argv, cwd=None if container else tree, env=utf8_env(), timeout=self.options.timeout,
                   container=container, confine=conf)

@@ -8,7 +8,7 @@ from benchsmith.analyzers.base import skip_type_args, strip_generics
 from benchsmith.analyzers.common import skip_trivia
 from benchsmith.analyzers.java.driver import JavacDiagnostic
 from benchsmith.analyzers.java.stubs import JavaStubs
-from benchsmith.records import CrossFileRef
+from benchsmith.records import CrossFileRef, ReferenceKind
 from benchsmith.text_positions import TextPositions
 
 # Diagnostic keys kept from the stubbed run.
@@ -96,7 +96,8 @@ def javac_ref(d: JavacDiagnostic, stubs: JavaStubs, stubbed: TextPositions,
     t = stubs.stubs[stub_name]
     return CrossFileRef(stubs.path, line, col, symbol, stub_name, t.file, d.code, d.message.splitlines()[0]
                         + (" | " + " | ".join(s.strip() for s in d.message.splitlines()[1:3])
-                           if "\n" in d.message else ""))
+                           if "\n" in d.message else ""),
+                        ReferenceKind.CONSTRUCTOR if d.code in CANT_APPLY else ReferenceKind.MEMBER)
 
 
 def _whole(text: str, at: int, name: str) -> bool:

@@ -10,7 +10,7 @@ cannot read) from attribution errors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import PurePosixPath
@@ -56,16 +56,33 @@ class JavacDiagnostic:
     parse_phase: bool
 
 
+@dataclass(frozen=True)
+class JavacResolved:
+    """A name javac resolved to a declaration in another file of the list (the driver's ``-Dbenchsmith.refs``)."""
+
+    kind: str  # a ReferenceKind value, as the driver read the name's place in the tree
+    file: str
+    start: int  # UTF-16 offset of the name (-1: a selected name, which ends at ``end``)
+    end: int
+    name: str  # as javac reads it (unicode escapes decoded)
+    owner: str  # the type declaring a member, or the type itself
+    defining_file: str
+    def_line: int  # 1-based first and last line of the declaration
+    def_end: int
+
+
 @dataclass
 class JavacRun:
     diagnostics: list[JavacDiagnostic]
     done: bool
     crash: str | None = None
+    resolved: list[JavacResolved] = field(default_factory=list)
 
 
 def parse_driver_output(stdout: str) -> JavacRun:
     """The driver's JSON lines -> diagnostics; lines that are not ours (JVM warnings) are ignored."""
     diags: list[JavacDiagnostic] = []
+    resolved: list[JavacResolved] = []
     done = False
     crash = None
     parse_phase = True
@@ -76,13 +93,25 @@ def parse_driver_output(stdout: str) -> JavacRun:
             done = True
         elif "crash" in obj:
             crash = str(obj["crash"])
+        elif "ref" in obj:
+            try:
+                resolved.append(JavacResolved(str(obj["ref"]), _path(obj["file"]), int(obj["start"]), int(obj["end"]),
+                                              str(obj["name"]), str(obj.get("owner", "")), _path(obj["dfile"]),
+                                              int(obj["dline"]), int(obj["dend"])))
+            except (KeyError, TypeError, ValueError):
+                continue  # not a line of ours
         elif "code" in obj:
             file = obj.get("file")
             if file is not None:
-                file = PurePosixPath(str(file).replace("\\", "/")).as_posix()
-                file = file[2:] if file.startswith("./") else file
+                file = _path(file)
             diags.append(JavacDiagnostic(str(obj.get("kind", "")), str(obj.get("code", "")), file,
                                          int(obj.get("pos", -1)), int(obj.get("start", -1)), int(obj.get("end", -1)),
                                          int(obj.get("line", -1)), int(obj.get("col", -1)), str(obj.get("msg", "")),
                                          parse_phase))
-    return JavacRun(diags, done, crash)
+    return JavacRun(diags, done, crash, resolved)
+
+
+def _path(file: object) -> str:
+    """A file name as the driver prints it -> the tree-relative '/' path the snapshot uses."""
+    path = PurePosixPath(str(file).replace("\\", "/")).as_posix()
+    return path[2:] if path.startswith("./") else path

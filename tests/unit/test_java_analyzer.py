@@ -13,7 +13,7 @@ from benchsmith.analyzers.common import Insertions
 from benchsmith.analyzers.java import JavaIndex, location_type, parse_driver_output, plan_stubs, scan_java
 from benchsmith.analyzers.java.driver import driver_source
 from benchsmith.files import SourceFile, snapshot
-from benchsmith.records import Reason
+from benchsmith.records import Reason, ReferenceKind
 from benchsmith.text_positions import TextPositions, utf16_to_char
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "java"
@@ -115,8 +115,9 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
     snap, res = _analyze(FIXTURES / "basic", tmp_path)
     assert not res.exclusions, res.exclusions
     texts = snap.by_path()
-    got = {(r.file.rsplit("/", 1)[-1], r.symbol, r.defining_file) for r in res.refs}
+    got = {(r.file.rsplit("/", 1)[-1], r.symbol, r.defining_file) for r in res.refs if r.kind is ReferenceKind.MEMBER}
     assert got == {
+        ("App.java", "css", "src/com/acme/model/Color.java"),  # on Color.RED, which the original run resolves
         ("App.java", "LIMIT", "src/com/acme/util/Helper.java"),
         ("App.java", "get", "src/com/acme/util/Helper.java"),
         ("App.java", "size", "src/com/acme/util/Helper.java"),
@@ -127,6 +128,13 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
         ("App.java", "value", "src/com/acme/app/Config.java"),
         ("Möde.java", "LIMIT", "src/com/acme/util/Helper.java"),
     }
+    # the project types the file names are references of their own kinds; android.os.Bundle and String are not
+    others = {(r.file.rsplit("/", 1)[-1], r.line + 1, r.symbol, r.kind) for r in res.refs
+              if r.kind is not ReferenceKind.MEMBER}
+    assert others == {("App.java", 10, "Shape", ReferenceKind.TYPE), ("App.java", 11, "Helper", ReferenceKind.TYPE),
+                      ("App.java", 11, "Helper", ReferenceKind.CONSTRUCTOR), ("App.java", 14, "Config", ReferenceKind.TYPE),
+                      ("App.java", 15, "Color", ReferenceKind.TYPE), ("App.java", 20, "Helper", ReferenceKind.TYPE),
+                      ("Möde.java", 7, "Helper", ReferenceKind.TYPE)}
     for r in res.refs:
         line = texts[r.file].text.split("\n")[r.line]
         assert line[r.column:].startswith(r.symbol), r
@@ -138,7 +146,7 @@ def test_fixture_refs_are_found_at_their_names(tmp_path):
     name = next(r for r in res.refs if r.symbol == "name")
     assert texts[name.file].text.split("\n")[name.line].strip() == ".name();"
     # the emoji before the name on a tab-indented line does not shift the column
-    uni = next(r for r in res.refs if r.file.endswith("Möde.java"))
+    uni = next(r for r in res.refs if r.file.endswith("Möde.java") and r.symbol == "LIMIT")
     assert texts[uni.file].text.split("\n")[uni.line][uni.column:].startswith("LIMIT;")
     assert res.tool_versions.get("javac", "").startswith("17") or res.tool_versions.get("javac")
 
@@ -173,7 +181,7 @@ def test_files_javac_cannot_parse_are_recorded(tmp_path):
     assert reasons["Modern.java"] is Reason.TOOLCHAIN_CANNOT_PARSE
     assert reasons["Broken.java"] is Reason.SYNTAX_ERROR
     # the healthy file still yields its reference, the unparsable ones none
-    assert [(r.file, r.symbol) for r in res.refs] == [("src/p/Uses.java", "twice")]
+    assert [(r.file, r.symbol) for r in res.refs] == [("src/p/Uses.java", "Util"), ("src/p/Uses.java", "twice")]
 
 
 def _fake_tool(dir_: Path, name: str, body: str) -> Path:
