@@ -9,6 +9,7 @@ import fnmatch
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,6 +22,7 @@ from benchsmith.analyzers.typescript.model import (
 from benchsmith.analyzers.typescript.resolver import ModuleResolver
 from benchsmith.analyzers.typescript.scan import Scanner
 from benchsmith.analyzers.typescript.stubs import plan_stubs, stub_file
+from benchsmith.analyzers.typescript.uses import kind_of, scan_refs
 from benchsmith.analyzers.typescript.tsc_output import COUNTED_CODES, UNRESOLVED_CODES, TscMessage, syntax_only
 from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
@@ -132,16 +134,14 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
 
     # -- the recipe --------------------------------------------------------------------------------------------
     def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> Plan | None:
-        """Parse every file, resolve its imports and stub each file that has project imports (files tree-sitter
-        cannot parse are recorded); None when no file imports another."""
+        """Parse every file, resolve its imports and stub each file that has project imports (a file the grammar
+        rejects in part is read from its error-tolerant tree); None when no file imports another."""
         path_config = merge_path_configs(snapshot.configs or {})
         files: dict[str, FileInfo] = {}
         for f in snapshot.files:
-            info = self.file_info(f.path, f.text)
-            files[f.path] = info
-            if info.parse_error and not info.declaration:
-                result.exclusions.append(Exclusion(f"{snapshot.name}/{f.path}", Stage.ANALYZER, Reason.SYNTAX_ERROR,
-                                                   info.parse_error, snapshot.name))
+            # a file tree-sitter cannot fully parse is still compiled and analysed: only tsc's verdict excludes one
+            # (``drop_syntax_errors``); the cutter drops a reference it cannot cut exactly
+            files[f.path] = self.file_info(f.path, f.text)
         resolver = ModuleResolver(files, path_config, self.resolution_extensions, self.extension_map)
         stubbed = plan_stubs(files, resolver, self.namespace_stubs)
         plan = Plan(files, stubbed, resolver, path_config, repo=snapshot.name, root=Path(snapshot.root),
@@ -242,9 +242,27 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
         if place in plan.tally.places:
             return None
         plan.tally.places.add(place)
+        ref.kind = kind_of(plan, self._tree(plan, found.file), ref) or ref.kind
         return ref
 
+    def scan_uses(self, plan: Plan, result: AnalysisResult) -> None:
+        """The uses no diagnostic reveals (types, heritage, ``new``, decorators, JSX, members of a namespace or
+        class reached by name), from the import bindings and each file's tree; a place a diagnostic already
+        gave keeps that reference.  Declaration files count: their type uses are code to complete too."""
+        added = 0
+        for path in plan.compiled:
+            if not plan.files[path].sites:
+                continue
+            for ref in scan_refs(plan, path, self._tree(plan, path)):
+                place = (ref.file, ref.line, ref.column)
+                if place not in plan.tally.places:
+                    plan.tally.places.add(place)
+                    result.refs.append(ref)
+                    added += 1
+        result.stats["binding_scan_refs"] = added
+
     def finish(self, plan: Plan, result: AnalysisResult) -> None:
+        self.scan_uses(plan, result)
         super().finish(plan, result)
         tally = plan.tally
         result.stats.update({
@@ -256,6 +274,7 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
             "unresolved_project_imports": sum(s.unresolved_by_tsc and s.target is not None
                                               for i in plan.files.values() for s in i.sites),
             "refs": len(result.refs),
+            "reference_kinds": dict(sorted(Counter(r.kind.value for r in result.refs).items())),
         })
 
 
@@ -264,7 +283,7 @@ def _plan_stats(plan: Plan) -> dict[str, Any]:
     return {
         "files": len(plan.files),
         "declaration_files": sum(i.declaration for i in plan.files.values()),
-        "unparsable_files": sum(bool(i.parse_error) for i in plan.files.values()),
+        "unparsable_files": sum(bool(i.parse_error) for i in plan.files.values()),  # by tree-sitter; still analysed
         "files_with_project_imports": len(plan.stubbed),
         "project_imports": sum(1 for s in sites if s.target is not None),
         "external_imports": sum(1 for s in sites if s.target is None),

@@ -25,12 +25,15 @@ class Scanner:
         info = FileInfo(path, text, pos, declaration)
         root = parser.parse(text.encode("utf-8")).root_node
         if root.has_error:
+            # The grammar lags tsc (mobx: generic call signatures in an interface without `;`, a parameter named
+            # `any`): the file is still compiled and analysed from the error-tolerant tree.  Only statements
+            # without an error inside are read; tsc decides whether the file really is broken.
             err = _first_error(root)
             where = f"line {err.start_point[0] + 1}" if err is not None else "somewhere"
             info.parse_error = f"tree-sitter cannot parse it ({where})"
-            return info
         for node in root.named_children:
-            self._top_level(node, info)
+            if not node.has_error:
+                self._top_level(node, info)
         return info
 
     def _top_level(self, node, info: FileInfo) -> None:
@@ -52,7 +55,7 @@ class Scanner:
             info.other_module_syntax = True
             self._export(node, info)
             return
-        if t == "ambient_declaration":
+        if t in ("ambient_declaration", "expression_statement"):  # `declare ...`; a top-level `namespace N {}`
             for c in node.named_children:
                 self._declare(c, info)
             return
@@ -191,6 +194,27 @@ class Scanner:
                 info.heritage[node_text(name)] = bases
         if t in ("class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"):
             info.members.setdefault(node_text(name), set()).update(_members(node))
+        elif t == "type_alias_declaration":  # type T = { a: ...; m(): ... }
+            value = node.child_by_field_name("value")
+            if value is not None and value.type == "object_type":
+                info.members.setdefault(node_text(name), set()).update(_members(value, value))
+        elif t in ("internal_module", "module"):  # namespace N { export ... }: its exports are N's members
+            self._namespace(node_text(name).strip("'\""), node, info)
+
+    def _namespace(self, ns: str, node, info: FileInfo) -> None:
+        """A namespace's exported declarations are members of ``ns``; a class or interface inside it is recorded
+        as ``ns.Name`` (``ns.Name`` in a type names it)."""
+        body = node.child_by_field_name("body")
+        inner = FileInfo(info.path, "", info.positions, info.declaration)
+        for c in body.named_children if body is not None else ():
+            decl = c.child_by_field_name("declaration") if c.type == "export_statement" else None
+            if decl is not None:
+                self._declare(decl, inner)
+        info.members.setdefault(ns, set()).update(inner.declared)
+        for cls, members in inner.members.items():
+            info.members.setdefault(f"{ns}.{cls}", set()).update(members)
+        for cls, bases in inner.heritage.items():
+            info.heritage.setdefault(f"{ns}.{cls}", bases)
 
 
 def string_value(node) -> str | None:
@@ -245,9 +269,10 @@ _MEMBER_NODES = frozenset({"public_field_definition", "method_definition", "meth
                            "abstract_method_signature", "enum_assignment"})
 
 
-def _members(node) -> set[str]:
-    """Member names of a class/interface/enum declaration (constructor parameter properties included)."""
-    body = node.child_by_field_name("body")
+def _members(node, body=None) -> set[str]:
+    """Member names of a class/interface/enum declaration (constructor parameter properties included), or of an
+    object type given as ``body``."""
+    body = body if body is not None else node.child_by_field_name("body")
     out: set[str] = set()
     if body is None:
         return out

@@ -22,6 +22,7 @@ from benchsmith.analyzers.typescript.positions import FilePositions
 from benchsmith.analyzers.typescript.resolver import ModuleResolver
 from benchsmith.analyzers.typescript.tsc_output import parse_tsc_output
 from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs, strip_jsonc
+from benchsmith.analyzers.typescript.uses import SCAN_DIAGNOSTIC
 from benchsmith.files import snapshot
 from benchsmith.records import Reason
 
@@ -52,7 +53,8 @@ def analysed(tmp_path_factory):
 
 
 def _refs(result, file: str) -> dict[tuple[str, str], object]:
-    return {(r.symbol, r.import_name): r for r in result.refs if r.file == file}
+    """The references the diagnostics revealed (the binding scan's are tested in test_typescript_kinds*.py)."""
+    return {(r.symbol, r.import_name): r for r in result.refs if r.file == file and r.diagnostic != SCAN_DIAGNOSTIC}
 
 
 # -- end to end on the fixture --------------------------------------------------------------------------------------
