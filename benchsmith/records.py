@@ -286,6 +286,15 @@ class ExampleMetadata(Record):
     reference_kind: str = ""  # a ReferenceKind value
     definition: dict[str, Any] | None = None  # Definition.to_dict() of the API the groundtruth needs
     cursor_place: str = ""  # a CursorPlace value: where in its line the prompt ends
+    # retrieval variants only: the 0-based [first, last] line of each crossfile_context chunk in its file (the
+    # chunks themselves keep CrossCodeEval's three fields), which tells whether retrieval found the definition
+    retrieved_lines: list[list[int]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if out.get("retrieved_lines") is None:
+            out.pop("retrieved_lines", None)
+        return out
 
 
 @dataclass

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchsmith.builders.cceval.definition_recall import definition_recall
 from benchsmith.jsonio import iter_jsonl, write_json
 from benchsmith.layout import AUDIT_FILE, AUDIT_SUFFIX, SPLIT_FILE
 from benchsmith.records import Language
@@ -209,6 +210,7 @@ def audit_split(path: str | Path, language: str | None = None) -> dict[str, Any]
         "concentration": _concentration(examples),
         "near_duplicates": _near_duplicates(examples, lang),
         "lengths": _lengths(examples, lang),
+        "definition_recall": definition_recall(path, AuditError),
     }
 
 
@@ -280,6 +282,10 @@ def print_report(report: dict, dest: Path | None = None, file=None) -> None:
     t.add_row("near-duplicate groundtruths", _pct(d["share"]), f"{d['examples_in_groups']} examples in {d['groups']} groups")
     for name, s in report["lengths"].items():
         t.add_row(name.replace("_", " "), f"{s['median']}", f"mean {s['mean']}, p90 {s['p90']}, max {s['max']}")
+    for name, r in report.get("definition_recall", {}).items():
+        if r["with_definition"]:
+            t.add_row(f"definition retrieved ({name})", f"@1 {_pct(r['recall@1'])}",
+                      f"@5 {_pct(r['recall@5'])} of {r['with_definition']} examples with a known definition")
     console.print(t)
 
 

@@ -173,11 +173,12 @@ def render_context(chunks: Sequence[RetrievedChunk], comment_prefix: str) -> str
 
 def select_chunks(
     repo: RepoChunks, candidates: np.ndarray, scores: np.ndarray, top_k: int, next_chunk: bool
-) -> list[RetrievedChunk]:
+) -> tuple[list[RetrievedChunk], list[list[int]]]:
     """Top ``top_k`` candidates (ties: earlier candidate first), or with ``next_chunk`` the chunk after each hit
-    in rank order, skipping texts already taken, until ``top_k`` are taken."""
+    in rank order, skipping texts already taken, until ``top_k`` are taken; with each chunk's [first, last] line."""
     order = np.argsort(-scores, kind="stable")
     picked: list[RetrievedChunk] = []
+    lines: list[list[int]] = []
     seen: set[str] = set()
     for pos in order:
         hit = int(candidates[pos])
@@ -188,9 +189,10 @@ def select_chunks(
                 continue
             seen.add(chunk.text)
         picked.append(RetrievedChunk(retrieved_chunk=chunk.text, filename=chunk.filename, score=float(scores[pos])))
+        lines.append([chunk.lines[0], chunk.lines[1]])
         if len(picked) >= top_k:
             break
-    return picked
+    return picked, lines
 
 
 # --------------------------------------------------------------------------------------------------- entry point
@@ -237,9 +239,11 @@ def retrieve_for_repo(
                     scores = subset.score(queries)
                 use_next = config.return_next_chunk and setting is QuerySetting.RG1
                 for row, i in enumerate(members):
-                    picked = [] if scores is None else select_chunks(repo, candidates, scores[row], config.top_k, use_next)
+                    picked, lines = (([], []) if scores is None else
+                                     select_chunks(repo, candidates, scores[row], config.top_k, use_next))
                     ctx = CrossFileContext(text=render_context(picked, comment_prefix), list=picked)
-                    results[setting][i] = dataclasses.replace(examples[i], crossfile_context=ctx)
+                    meta = dataclasses.replace(examples[i].metadata, retrieved_lines=lines)
+                    results[setting][i] = dataclasses.replace(examples[i], crossfile_context=ctx, metadata=meta)
                 if on_progress is not None:
                     on_progress(len(members))
         for setting in settings:

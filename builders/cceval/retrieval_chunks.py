@@ -21,6 +21,7 @@ class Chunk:
     filename: str
     index: int  # position among the file's chunks
     text: str
+    lines: tuple[int, int] = (0, 0)  # 0-based first and last line of the file the chunk covers
 
 
 def chunk_text(text: str, window: int, step: int) -> list[str]:
@@ -29,13 +30,19 @@ def chunk_text(text: str, window: int, step: int) -> list[str]:
 
 
 def _tokenized_chunks(text: str, window: int, step: int) -> list[tuple[str, list[str]]]:
-    lines = [line for line in text.split("\n") if line.strip()]
+    return [(chunk, tokens) for chunk, tokens, _ in _numbered_chunks(text, window, step)]
+
+
+def _numbered_chunks(text: str, window: int, step: int) -> list[tuple[str, list[str], tuple[int, int]]]:
+    """The chunks with their tokens and the 0-based first and last line of the file they cover."""
+    numbered = [(n, line) for n, line in enumerate(text.split("\n")) if line.strip()]
     out = []
-    for start in range(0, len(lines), step):
-        chunk = "\n".join(lines[start : start + window])
+    for start in range(0, len(numbered), step):
+        window_lines = numbered[start : start + window]
+        chunk = "\n".join(line for _, line in window_lines)
         tokens = tokenize(chunk)
         if tokens:
-            out.append((chunk, tokens))
+            out.append((chunk, tokens, (window_lines[0][0], window_lines[-1][0])))
     return out
 
 
@@ -59,8 +66,8 @@ class RepoChunks:
             if f.path in self.file_ranges:
                 raise ValueError(f"file {f.path!r} is listed twice for retrieval")
             begin = len(self.chunks)
-            for i, (text, tokens) in enumerate(_tokenized_chunks(f.text, window, step)):
-                self.chunks.append(Chunk(f.path, i, text))
+            for i, (text, tokens, lines) in enumerate(_numbered_chunks(f.text, window, step)):
+                self.chunks.append(Chunk(f.path, i, text, lines))
                 self.tokens.append(tokens)
             self.file_ranges[f.path] = (begin, len(self.chunks))
 

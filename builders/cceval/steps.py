@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
+from benchsmith.analyzers.definitions import resolve_definitions
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import default_filters
 from benchsmith.builders.cceval.screens import profile_screens
@@ -127,6 +128,7 @@ class Analyze(RepoStep):
         self.report(f"analysing ({analyzer.language} toolchain, 2 whole-tree runs)", 0, len(repo.snap.files),
                     force=True)
         repo.result = analyzer.analyze(repo.snap, work)
+        repo.result.stats["definitions_found"] = resolve_definitions(analyzer, repo.snap.by_path(), repo.result.refs)
         repo.tool_versions = repo.result.tool_versions
         for e in repo.result.exclusions:
             self.counter.drop(e)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import random
 
@@ -133,7 +135,13 @@ def test_retrieve_for_repo_keys_fields_and_oracle_finds_the_definition():
                          "line_completion_rg1_jaccard_sim", "line_completion_oracle_jaccard_sim"]
     for key, examples in out.items():
         (got,) = examples
-        assert got.prompt == ex.prompt and got.metadata == ex.metadata and ex.crossfile_context is None
+        assert got.prompt == ex.prompt and ex.crossfile_context is None
+        assert dataclasses.replace(got.metadata, retrieved_lines=None) == ex.metadata
+        # each chunk's lines in its file: what tells whether the definition was retrieved
+        for chunk, (first, last) in zip(got.crossfile_context.list, got.metadata.retrieved_lines):
+            file_lines = next(f for f in files if f.path == chunk.filename).text.split("\n")
+            assert chunk.retrieved_chunk.split("\n")[0] == file_lines[first]
+            assert chunk.retrieved_chunk.split("\n")[-1] == file_lines[last]
         ctx = got.crossfile_context
         assert len(ctx.list) == 2
         assert all(c.filename != "app/main.py" for c in ctx.list), key

@@ -1,0 +1,117 @@
+"""Where the API a cross-file reference needs is defined: ``CrossFileRef.definition`` for the references an analyzer
+left without one, read off the defining file's tree-sitter tree.
+
+Every grammar names a declaration's name in a ``name`` field (classes, functions, methods, fields through their
+declarator, enum members, Go's type and value specs); what declares is told by the node type's ending
+(``DECLARING``), parameters never count.  Python assignments declare their target (``X = ...``, ``self.x = ...``).
+Where several declarations of the name exist, the one inside the class the reference goes through
+(``import_name``) wins, then one outside any function body, then (for a name imported by itself) one outside any
+class, then the first in the file.  The range covers the
+whole declaration (a field's type with its declarator, an exported ``const`` with its ``export``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from benchsmith.files import SourceFile
+from benchsmith.records import CrossFileRef, Definition, ReferenceKind
+
+DECLARING = re.compile(r"(declaration|definition|declarator|signature|_spec|enum_constant|enum_member)$")
+_FUNCTIONS = re.compile(r"(function|method|constructor|lambda|arrow_function|accessor)")
+_WRAPPERS = {"field_declaration", "lexical_declaration", "variable_declaration", "export_statement",
+             "local_declaration_statement", "event_field_declaration", "public_field_definition",
+             "expression_statement", "decorated_definition"}
+_CLASSES = re.compile(r"(class|interface|struct|record|enum|trait|object)_(declaration|definition)$|^type_spec$")
+_PYTHON_TARGETS = {"assignment", "augmented_assignment"}
+_MAX_NODES = 2_000_000  # a defining file is at most a vetted source file; the walk stops well past any real one
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+
+
+def _declared_names(node) -> Iterator[str]:
+    """The names ``node`` declares (usually one)."""
+    if node.type in _PYTHON_TARGETS:
+        left = node.child_by_field_name("left")
+        for target in ([left] if left is None or left.type != "pattern_list" else left.named_children):
+            if target is None:
+                continue
+            if target.type == "identifier":
+                yield _text(target)
+            elif target.type == "attribute":
+                yield _text(target.child_by_field_name("attribute"))
+        return
+    if "parameter" in node.type or not DECLARING.search(node.type):
+        return
+    name = node.child_by_field_name("name")
+    if name is not None:
+        yield _text(name)
+
+
+def _outer(node):
+    """The whole declaration ``node`` names: its wrapper statements included."""
+    while node.parent is not None and node.parent.type in _WRAPPERS:
+        node = node.parent
+    return node
+
+
+def _context(node) -> tuple[str | None, bool]:
+    """The innermost class around ``node`` (its name) and whether a function encloses it."""
+    cls, in_body = None, False
+    parent = node.parent
+    while parent is not None:
+        in_body = in_body or bool(_FUNCTIONS.search(parent.type))
+        if cls is None and _CLASSES.search(parent.type):
+            cls = _text(parent.child_by_field_name("name"))
+        parent = parent.parent
+    return cls, in_body
+
+
+def find_definition(tree, names: Iterable[str], owner: str = "") -> tuple[int, int, str] | None:
+    """(start line, end line, name) of the best declaration of one of ``names`` in ``tree``; None when none."""
+    wanted = set(names)
+    best = None
+    stack = [tree.root_node]
+    seen = 0
+    while stack and seen < _MAX_NODES:
+        node = stack.pop()
+        seen += 1
+        for name in _declared_names(node):
+            if name in wanted:
+                cls, in_body = _context(node)
+                rank = (0 if owner and cls == owner else 1, 1 if in_body else 0, 0 if owner or cls is None else 1,
+                        node.start_byte)
+                if best is None or rank < best[0]:
+                    outer = _outer(node)
+                    best = (rank, outer.start_point[0], outer.end_point[0], name)
+        stack.extend(reversed(node.children))
+    return None if best is None else best[1:]
+
+
+def _names(ref: CrossFileRef) -> tuple[str, ...]:
+    # C# attributes are declared with their Attribute suffix and used without it
+    if ref.kind is ReferenceKind.ATTRIBUTE and not ref.symbol.endswith("Attribute"):
+        return (ref.symbol, ref.symbol + "Attribute")
+    return (ref.symbol,)
+
+
+def resolve_definitions(analyzer, files: dict[str, SourceFile], refs: list[CrossFileRef]) -> int:
+    """Fill ``definition`` on the references that have a defining file of the snapshot but no definition yet;
+    returns how many were found.  One parse per defining file."""
+    trees: dict[str, object] = {}
+    found = 0
+    for ref in refs:
+        if ref.definition is not None or not ref.defining_file or ref.defining_file not in files:
+            continue
+        path = ref.defining_file
+        if path not in trees:
+            trees[path] = analyzer.parser_for(path).parse(files[path].text.encode("utf-8"))
+        owner = ref.import_name if ref.import_name not in ("", "*", ref.symbol) else ""
+        hit = find_definition(trees[path], _names(ref), owner)
+        if hit is not None:
+            ref.definition = Definition(path, hit[0], hit[1], hit[2])
+            found += 1
+    return found
