@@ -12,6 +12,10 @@ Only unconditional settings count: a ``Condition`` depends on an msbuild evaluat
 ``TraceAlloc`` configuration's ``DefineConstants`` is not the build's) -- except the common
 ``Condition="'$(TargetFramework)' == 'X'"`` on ``DefineConstants``, which names the framework chosen here.  Without a project file a file gets the
 default symbols and no implicit usings.
+
+Every value that reaches mcs's response file or a file's text is checked against its grammar first (a framework
+moniker, a symbol name, a namespace: ``benchsmith.config_values``); one that fails is refused and kept in
+``ProjectIndex.rejections`` for the analyzer to record, as is a file past a parsing cap (``project_xml``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
+
+from benchsmith.analyzers.csharp import project_xml
+from benchsmith.config_values import (Rejection, ValueKind, is_framework_moniker, is_namespace,
+                                      is_preprocessor_symbol)
 
 DEFAULT_DEFINES = ("RELEASE", "TRACE")
 PROJECT_FILES = ("Directory.Build.props",)
@@ -32,7 +40,9 @@ UNITY_VERSION_FILE = "ProjectSettings/ProjectVersion.txt"
 UNITY_DEFAULT_VERSION = (2021, 3)  # an LTS release, when no ProjectVersion.txt says which
 # the (year, last minor) of each Unity release line before the one defined, for the ``_OR_NEWER`` chain
 _UNITY_LINES = ((5, 6), (2017, 4), (2018, 4), (2019, 4), (2020, 3), (2021, 3), (2022, 3), (2023, 2))
-_UNITY_VERSION = re.compile(r"m_EditorVersion:\s*(\d+)\.(\d+)")
+_UNITY_KEY = "m_EditorVersion:"
+# bounded digits: a year of thousands of digits would not even convert to an int
+_UNITY_VERSION = re.compile(r"[ \t]*(\d{1,5})\.(\d{1,3})(?![\d])")
 
 SDK_USINGS = ("System", "System.Collections.Generic", "System.IO", "System.Linq", "System.Net.Http",
               "System.Threading", "System.Threading.Tasks")
@@ -51,12 +61,7 @@ EXTRA_SDK_USINGS = {
                                             "Microsoft.JSInterop", *_HOSTING),
 }
 
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_GROUP = re.compile(r"<(PropertyGroup|ItemGroup)\b([^>]*?)(?<!/)>(.*?)</\1\s*>", re.S)
-_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]*)\b([^>]*?)(?:/>|>(.*?)</\1\s*>)", re.S)
-_ATTR = re.compile(r"([A-Za-z_][\w.\-]*)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
-_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what a -define: may carry
-_PROJECT_SDK = re.compile(r"<Project\b[^>]*?\bSdk\s*=\s*[\"']([^\"']+)[\"']", re.S)
+_GROUPS = ("PropertyGroup", "ItemGroup")
 
 
 @dataclass(frozen=True)
@@ -77,32 +82,58 @@ class _Props:
     # DefineConstants under ``Condition="'$(TargetFramework)' == 'X'"`` (the one condition read: it names the
     # target framework, which is chosen here anyway): lower-cased framework -> its added symbols
     tfm_defines: dict[str, list[str]] = field(default_factory=dict)
+    # values refused by their grammar: (key, value, what it must be); the file's path is added by ProjectIndex
+    rejected: list[tuple[str, str, ValueKind]] = field(default_factory=list)
+    too_large: str = ""  # the parsing cap the file passed: then none of its settings count
 
 
-def _attrs(text: str) -> dict[str, str]:
-    return {m.group(1): (m.group(2) if m.group(2) is not None else m.group(3)) for m in _ATTR.finditer(text)}
+def _symbols(props: _Props, key: str, value: str) -> list[str]:
+    """The symbols of a ``DefineConstants`` value; ``$(...)`` references (msbuild is never run) are skipped, any
+    other entry that is not a symbol name is refused."""
+    out = []
+    for s in re.split(r"[;,]", value):
+        s = s.strip()
+        if not s or "$(" in s:
+            continue
+        if is_preprocessor_symbol(s):
+            out.append(s)
+        else:
+            props.rejected.append((key, s, ValueKind.PREPROCESSOR_SYMBOL))
+    return out
 
 
-def _unescape(s: str) -> str:
-    return (s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&apos;", "'")
-            .replace("&amp;", "&")).strip()
+def _groups(root: project_xml.Element):
+    """The closed PropertyGroup/ItemGroup elements, in document order, not looking inside a group."""
+    stack = list(reversed(root.children))
+    while stack:
+        e = stack.pop()
+        if e.name in _GROUPS:
+            if e.closed:
+                yield e
+            continue
+        stack.extend(reversed(e.children))
 
 
 @lru_cache(maxsize=256)
 def parse_project(text: str) -> _Props:
     """The unconditional settings of one project file (any text: malformed XML yields what could be read)."""
-    text = _COMMENT.sub("", text[:1_000_000])
     props = _Props()
-    m = _PROJECT_SDK.search(text)
-    if m:
-        props.sdk = m.group(1).split("/")[0].strip()
-    for g in _GROUP.finditer(text):
-        kind, gattrs, body = g.group(1), _attrs(g.group(2)), g.group(3) or ""
+    doc = project_xml.parse(text)
+    if doc.too_large:
+        props.too_large = doc.too_large
+        return props
+    sdk = next((e.attrs["Sdk"] for e in doc.root.iter() if e.name == "Project" and "Sdk" in e.attrs), None)
+    if sdk:
+        props.sdk = sdk.split("/")[0].strip()
+    for g in _groups(doc.root):
+        kind, gattrs = g.name, g.attrs
         group_tfm = _tfm_condition(gattrs["Condition"]) if "Condition" in gattrs else None
         if "Condition" in gattrs and group_tfm is None:
             continue
-        for e in _ELEMENT.finditer(body):
-            name, eattrs, value = e.group(1), _attrs(e.group(2)), _unescape(e.group(3) or "")
+        for e in g.children:
+            if not e.closed:
+                continue
+            name, eattrs, value = e.name, e.attrs, e.text()
             tfm = group_tfm
             if "Condition" in eattrs:
                 tfm = _tfm_condition(eattrs["Condition"]) if group_tfm is None else None
@@ -110,24 +141,34 @@ def parse_project(text: str) -> _Props:
                     continue
             if tfm is not None:
                 if kind == "PropertyGroup" and name == "DefineConstants":
-                    props.tfm_defines.setdefault(tfm, []).extend(
-                        s.strip() for s in re.split(r"[;,]", value) if _SYMBOL.fullmatch(s.strip()))
+                    props.tfm_defines.setdefault(tfm, []).extend(_symbols(props, name, value))
                 continue
             if kind == "PropertyGroup":
                 if name == "DefineConstants":
-                    props.defines = [s.strip() for s in re.split(r"[;,]", value)
-                                     if _SYMBOL.fullmatch(s.strip())] + (props.defines if "$(" in value else [])
+                    props.defines = _symbols(props, name, value) + (props.defines if "$(" in value else [])
                 elif name == "ImplicitUsings":
                     props.implicit = value.lower()
                 elif name in ("TargetFramework", "TargetFrameworks"):
-                    props.frameworks = [s.strip() for s in value.split(";") if s.strip() and "$(" not in s]
+                    props.frameworks = []
+                    for s in value.split(";"):
+                        s = s.strip()
+                        if not s or "$(" in s:
+                            continue
+                        if is_framework_moniker(s):
+                            props.frameworks.append(s)
+                        else:
+                            props.rejected.append((name, s, ValueKind.FRAMEWORK_MONIKER))
             elif name == "Using":
                 if "Alias" in eattrs or eattrs.get("Static", "").lower() == "true":
                     continue  # an alias or a static import is not a namespace using
-                if eattrs.get("Include"):
-                    props.using_add.append(eattrs["Include"].strip())
-                if eattrs.get("Remove"):
-                    props.using_remove.append(eattrs["Remove"].strip())
+                for attr, into in (("Include", props.using_add), ("Remove", props.using_remove)):
+                    ns = eattrs.get(attr, "").strip()
+                    if not ns:
+                        continue
+                    if is_namespace(ns):
+                        into.append(ns)
+                    else:
+                        props.rejected.append((f"Using {attr}", ns, ValueKind.NAMESPACE))
     return props
 
 
@@ -184,8 +225,9 @@ def framework_symbols(tfm: str) -> set[str]:
         out |= {"NET", "NET" + v.replace(".", "_"), "NETCOREAPP"}
         out |= {f"NET{x.replace('.', '_')}_OR_GREATER" for x in _NET if _vkey(x) <= _vkey(v)}
         out |= {f"NETCOREAPP{x.replace('.', '_')}_OR_GREATER" for x in _NETCORE}
-        if platform:
-            out.add(re.sub(r"\d.*$", "", platform).upper())
+        symbol = re.sub(r"\d.*$", "", platform).upper()
+        if symbol and is_preprocessor_symbol(symbol):  # a moniker's platform may carry '.' or '+'
+            out.add(symbol)
     elif m := re.fullmatch(r"net(\d{2,3})", base):
         v = m.group(1)
         out |= {"NETFRAMEWORK", "NET" + v}
@@ -196,6 +238,8 @@ def framework_symbols(tfm: str) -> set[str]:
 def _closest_to_mono(frameworks: list[str]) -> str | None:
     """mcs compiles against mono's .NET Framework 4.x class library: a net4x or netstandard2.x target's code is
     the code it can check; otherwise the first listed."""
+    frameworks = [t for t in frameworks if is_framework_moniker(t)]
+
     def rank(t: str) -> int:
         t = t.lower()
         if re.fullmatch(r"net4\d*", t):
@@ -231,11 +275,32 @@ class ProjectIndex:
             elif p.name.lower().endswith(UNITY_ASSEMBLY_SUFFIX):
                 self.unity.add(folder)
             elif path.endswith(UNITY_VERSION_FILE) and self.unity_version is None:
-                m = _UNITY_VERSION.search(configs[path])
-                self.unity_version = (int(m.group(1)), int(m.group(2))) if m else UNITY_DEFAULT_VERSION
+                self.unity_version = self._unity_version(path, configs[path])
         self.configs = configs
         self._cache: dict[str, ProjectSettings] = {}  # by folder
         self._by_path: dict[str, ProjectSettings] = {}
+        self._unity_rejected: list[Rejection] = []
+
+    def _unity_version(self, path: str, text: str) -> tuple[int, int]:
+        at = text.find(_UNITY_KEY)
+        if at < 0:
+            return UNITY_DEFAULT_VERSION
+        m = _UNITY_VERSION.match(text, at + len(_UNITY_KEY))
+        if m is None:
+            line = text[at + len(_UNITY_KEY):].split("\n", 1)[0].strip()
+            self._unity_rejected.append(Rejection.of(path, _UNITY_KEY.rstrip(":"), line, ValueKind.EDITOR_VERSION))
+            return UNITY_DEFAULT_VERSION
+        return int(m.group(1)), int(m.group(2))
+
+    def rejections(self) -> list[Rejection]:
+        """The refused values (and files past a parsing cap) of the project files this index applies, by path."""
+        out = list(self._unity_rejected)
+        for path in sorted({*self.projects.values(), *self.props.values()}):
+            p = parse_project(self.configs[path])
+            if p.too_large:
+                out.append(Rejection.too_large(path, p.too_large))
+            out.extend(Rejection.of(path, key, value, kind) for key, value, kind in p.rejected)
+        return out
 
     @staticmethod
     def _up(folder: str):
@@ -282,8 +347,7 @@ class ProjectIndex:
         usings += merged.using_add
         removed = set(merged.using_remove)
         seen: set[str] = set()
-        final = tuple(u for u in usings if u not in removed and not (u in seen or seen.add(u))
-                      and re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*", u))
+        final = tuple(u for u in usings if u not in removed and not (u in seen or seen.add(u)))
         out = ProjectSettings(frozenset(defines), final, project or "")
         self._cache[folder] = self._by_path[path] = out
         return out

@@ -6,62 +6,88 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from benchsmith.config_values import (MAX_CONFIG_CHARS, MAX_DEPTH, Rejection, ValueKind, is_path_pattern,
+                                      repo_path)
+
+
+_OUTSIDE = re.compile(r'["/,\]}\[{]')  # what changes the scan outside a string
+_IN_STRING = re.compile(r'["\\]')
+
+
+class JsoncTooLarge(ValueError):
+    """A JSONC text past a parsing cap (its size, or arrays/objects nested deeper than MAX_DEPTH)."""
+
 
 def strip_jsonc(text: str) -> str:
-    """JSON with comments and trailing commas -> JSON (string-aware)."""
+    """JSON with comments and trailing commas -> JSON (string-aware), in one pass: each step jumps with a regex
+    search or ``str.find`` to the next character that matters and never looks back, so the cost is linear in the
+    text.  A comma is kept until the next significant character shows whether it trails.  Raises
+    ``JsoncTooLarge`` past MAX_CONFIG_CHARS or MAX_DEPTH (json.loads would recurse that deep)."""
+    if len(text) > MAX_CONFIG_CHARS:
+        raise JsoncTooLarge(f"{len(text)} characters, over the {MAX_CONFIG_CHARS} cap")
     out: list[str] = []
+    last_comma = -1  # index in ``out`` of a comma with nothing significant after it yet
+    depth = 0
     i, n = 0, len(text)
-    in_str = False
     while i < n:
-        ch = text[i]
-        if in_str:
-            out.append(ch)
-            if ch == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 2
-                continue
-            if ch == '"':
-                in_str = False
-            i += 1
-            continue
+        m = _OUTSIDE.search(text, i)
+        j = n if m is None else m.start()
+        if j > i:
+            chunk = text[i:j]
+            out.append(chunk)
+            if last_comma >= 0 and chunk.strip(" \t\r\n"):
+                last_comma = -1
+        if m is None:
+            break
+        ch = text[j]
         if ch == '"':
-            in_str = True
-            out.append(ch)
-            i += 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            i = n if j < 0 else j + 2
-        elif ch == ",":
-            j = i + 1
-            while j < n and text[j] in " \t\r\n":
-                j += 1
-            rest = text[j:]
-            # a comma before a closing bracket (possibly after comments) is dropped
-            k = 0
-            while True:
-                rest = rest.lstrip(" \t\r\n")
-                if rest.startswith("//"):
-                    nl = rest.find("\n")
-                    rest = "" if nl < 0 else rest[nl:]
-                elif rest.startswith("/*"):
-                    end = rest.find("*/")
-                    rest = "" if end < 0 else rest[end + 2:]
-                else:
+            k = j + 1
+            while True:  # to the closing quote, past escapes
+                e = _IN_STRING.search(text, k)
+                if e is None:
+                    k = n
                     break
-                k += 1
-            if not rest.startswith(("}", "]")):
-                out.append(ch)
-            i += 1
-        else:
+                if text[e.start()] == "\\":
+                    k = e.start() + 2
+                    continue
+                k = e.start() + 1
+                break
+            out.append(text[j:k])
+            last_comma = -1
+            i = k
+        elif ch == "/" and text.startswith("//", j):
+            e = text.find("\n", j)
+            i = n if e < 0 else e
+        elif ch == "/" and text.startswith("/*", j):
+            e = text.find("*/", j + 2)
+            i = n if e < 0 else e + 2
+        elif ch == ",":
             out.append(ch)
-            i += 1
+            last_comma = len(out) - 1
+            i = j + 1
+        else:
+            if ch in "}]":
+                if last_comma >= 0:
+                    out[last_comma] = ""  # a comma before a closing bracket (possibly after comments)
+                depth -= 1
+            elif ch in "{[":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise JsoncTooLarge(f"arrays/objects nested deeper than {MAX_DEPTH}")
+            out.append(ch)
+            last_comma = -1
+            i = j + 1
     return "".join(out)
+
+
+# targets of ``paths`` patterns read over all configs of a repository (each (config, root) pair once); past it the
+# rest is refused: tsc's own resolution of a 1 MB table would be no better
+MAX_PATH_ENTRIES = 100_000
+MAX_EXTENDS_CHAIN = 32  # configs one config reaches through ``extends`` (tsc only stops at a cycle)
 
 
 @dataclass(frozen=True)
@@ -71,35 +97,51 @@ class PathConfig:
     paths: tuple[tuple[str, tuple[str, ...]], ...] = ()  # pattern -> targets, in tsc's order
     base_url: str | None = None  # one baseUrl directory (relative to the root) when the configs agree on one
     notes: tuple[str, ...] = ()  # configs skipped and why
+    rejections: tuple[Rejection, ...] = ()  # values refused by their grammar, files past a parsing cap
 
     def __bool__(self) -> bool:
         return bool(self.paths) or self.base_url is not None
 
 
-def _config_options(configs: Mapping[str, Any], rel: str, depth: int = 0) -> dict[str, tuple[str, Any]]:
-    """Effective ``baseUrl``/``paths`` of one config following *repository-local* ``extends`` only; each value is
-    paired with the directory it is relative to (TypeScript resolves them against the defining config)."""
-    data = configs.get(rel)
-    if not isinstance(data, dict) or depth > 8:
-        return {}
-    found: dict[str, tuple[str, Any]] = {}
-    ext = data.get("extends")
-    for parent in ([ext] if isinstance(ext, str) else ext if isinstance(ext, list) else []):
-        if not isinstance(parent, str) or not parent.startswith((".", "/")) or parent.startswith("/"):
-            continue  # a package name (node_modules) or an absolute path: never read
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), parent))
-        for cand in (target, target + ".json"):
-            if cand in configs:
-                found.update(_config_options(configs, cand, depth + 1))
-                break
-    opts = data.get("compilerOptions")
-    here = posixpath.dirname(rel)
-    if isinstance(opts, dict):
-        if isinstance(opts.get("baseUrl"), str):
-            found["baseUrl"] = (here, opts["baseUrl"])
-        if isinstance(opts.get("paths"), dict):
-            found["paths"] = (here, opts["paths"])
-    return found
+class _Options:
+    """Effective ``baseUrl``/``paths`` of each config, following *repository-local* ``extends`` only; each value is
+    paired with the config that defines it (TypeScript resolves it against that config's directory).  Memoised
+    per config, so a wide or repeated ``extends`` graph costs its size, not the number of its paths.  A cycle (tsc
+    refuses one) or a chain past MAX_EXTENDS_CHAIN is cut where the walk first meets it; configs are walked in
+    sorted order, so where that is does not vary."""
+
+    def __init__(self, configs: Mapping[str, Any]) -> None:
+        self.configs = configs
+        self.memo: dict[str, dict[str, tuple[str, Any]]] = {}
+        self.open: set[str] = set()  # configs whose extends are being followed
+
+    def of(self, rel: str) -> dict[str, tuple[str, Any]]:
+        if rel in self.memo:
+            return self.memo[rel]
+        data = self.configs.get(rel)
+        if not isinstance(data, dict) or rel in self.open or len(self.open) >= MAX_EXTENDS_CHAIN:
+            return {}
+        self.open.add(rel)
+        found: dict[str, tuple[str, Any]] = {}
+        ext = data.get("extends")
+        parents = [ext] if isinstance(ext, str) else ext if isinstance(ext, list) else []
+        for parent in dict.fromkeys(p for p in parents if isinstance(p, str)):
+            if not parent.startswith((".", "/")) or parent.startswith("/"):
+                continue  # a package name (node_modules) or an absolute path: never read
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), parent))
+            for cand in (target, target + ".json"):
+                if cand in self.configs:
+                    found.update(self.of(cand))
+                    break
+        self.open.discard(rel)
+        opts = data.get("compilerOptions")
+        if isinstance(opts, dict):
+            if isinstance(opts.get("baseUrl"), str):
+                found["baseUrl"] = (rel, opts["baseUrl"])
+            if isinstance(opts.get("paths"), dict):
+                found["paths"] = (rel, opts["paths"])
+        self.memo[rel] = found
+        return found
 
 
 def inside(rel: str) -> str | None:
@@ -112,46 +154,85 @@ def inside(rel: str) -> str | None:
     return rel
 
 
-def merge_path_configs(texts: Mapping[str, str]) -> PathConfig:
-    """``{relative config path: text}`` -> one ``PathConfig`` (configs sorted by path; bad ones noted)."""
+def _parse(texts: Mapping[str, str], notes: list[str], rejected: list[Rejection]) -> dict[str, Any]:
     configs: dict[str, Any] = {}
-    notes: list[str] = []
     for rel in sorted(texts):
         try:
             configs[rel] = json.loads(strip_jsonc(texts[rel]))
+        except JsoncTooLarge as exc:
+            rejected.append(Rejection.too_large(rel, str(exc)))
         except (json.JSONDecodeError, RecursionError) as exc:
             notes.append(f"{rel}: not JSON ({exc.msg if hasattr(exc, 'msg') else exc}); ignored")
-    merged: dict[str, list[str]] = {}
+    return configs
+
+
+class _Paths:
+    """``paths`` tables merged in config order, each target checked to be a path inside the tree."""
+
+    def __init__(self, rejected: list[Rejection]) -> None:
+        self.merged: dict[str, list[str]] = {}
+        self.seen: dict[str, set[str]] = {}
+        self.done: set[tuple[str, str]] = set()
+        self.entries = 0
+        self.rejected = rejected
+
+    def add(self, config: str, root: str, paths: dict) -> None:
+        if (config, root) in self.done:
+            return  # the same table over the same root, inherited by another config
+        self.done.add((config, root))
+        key = "compilerOptions.paths"
+        for pattern, targets in paths.items():
+            if not is_path_pattern(pattern):
+                self.rejected.append(Rejection.of(config, key, pattern, ValueKind.PATH_PATTERN))
+                continue
+            if not isinstance(targets, list):
+                self.rejected.append(Rejection.of(config, f"{key}[{pattern!r}]", targets, ValueKind.REPO_PATH))
+                continue
+            self.entries += len(targets)
+            if self.entries > MAX_PATH_ENTRIES:
+                self.rejected.append(Rejection.too_large(config, f"more than {MAX_PATH_ENTRIES} paths targets"))
+                return
+            for t in targets:
+                if not isinstance(t, str) or not is_path_pattern(t):
+                    self.rejected.append(Rejection.of(config, f"{key}[{pattern!r}]", t, ValueKind.PATH_PATTERN))
+                    continue
+                full = repo_path(root, t)
+                if full is None:
+                    self.rejected.append(Rejection.of(config, f"{key}[{pattern!r}]", t, ValueKind.REPO_PATH))
+                    continue
+                if t.endswith("/") and not full.endswith("/"):
+                    full += "/"  # "rxjs": ["./"] means the directory
+                seen = self.seen.setdefault(pattern, set())
+                if full not in seen:
+                    seen.add(full)
+                    self.merged.setdefault(pattern, []).append(full)
+
+
+def merge_path_configs(texts: Mapping[str, str]) -> PathConfig:
+    """``{relative config path: text}`` -> one ``PathConfig`` (configs sorted by path; bad ones noted, refused
+    values and files past a cap kept as ``rejections``)."""
+    notes: list[str] = []
+    rejected: list[Rejection] = []
+    configs = _parse(texts, notes, rejected)
+    options = _Options(configs)
+    table = _Paths(rejected)
     base_urls: list[str] = []
     for rel in sorted(configs):
-        eff = _config_options(configs, rel)
+        eff = options.of(rel)
         base = None
         if "baseUrl" in eff:
-            d, b = eff["baseUrl"]
-            base = inside(posixpath.join(d, b))
+            defined_in, b = eff["baseUrl"]
+            base = repo_path(posixpath.dirname(defined_in), b)
             if base is None:
-                notes.append(f"{rel}: baseUrl outside the repository; ignored")
+                rejected.append(Rejection.of(defined_in, "compilerOptions.baseUrl", b, ValueKind.REPO_PATH))
             elif base not in base_urls:
                 base_urls.append(base)
         if "paths" in eff:
-            d, paths = eff["paths"]
-            root = base if base is not None else inside(d)
-            if root is None:
-                continue
-            for pattern, targets in paths.items():
-                if not isinstance(pattern, str) or pattern.count("*") > 1 or not isinstance(targets, list):
-                    continue
-                for t in targets:
-                    if not isinstance(t, str) or t.count("*") > 1:
-                        continue
-                    full = inside(posixpath.join(root, t)) if not t.startswith("/") else None
-                    if full is None:
-                        continue
-                    if t.endswith("/") and not full.endswith("/"):
-                        full += "/"  # "rxjs": ["./"] means the directory
-                    lst = merged.setdefault(pattern, [])
-                    if full not in lst:
-                        lst.append(full)
+            defined_in, paths = eff["paths"]
+            root = base if base is not None else inside(posixpath.dirname(defined_in))
+            if root is not None:
+                table.add(defined_in, root, paths)
+    merged = table.merged
     base_url = base_urls[0] if len(base_urls) == 1 else None
     if len(base_urls) > 1:
         # tsc takes one baseUrl; several are approximated by a catch-all pattern over each, in config order
@@ -161,4 +242,6 @@ def merge_path_configs(texts: Mapping[str, str]) -> PathConfig:
             if t not in lst:
                 lst.append(t)
         notes.append(f"several baseUrl directories ({', '.join(b or '.' for b in base_urls)}) merged as '*'")
-    return PathConfig(tuple((p, tuple(ts)) for p, ts in merged.items()), base_url, tuple(notes))
+    # a value refused once is recorded once, however many configs inherit it
+    return PathConfig(tuple((p, tuple(ts)) for p, ts in merged.items()), base_url, tuple(notes),
+                      tuple(dict.fromkeys(rejected)))
