@@ -60,12 +60,14 @@ from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, 
 from benchsmith.analyzers.csharp.copy import prepare
 from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
+from benchsmith.analyzers.csharp.project import ProjectIndex
 from benchsmith.analyzers.csharp.positions import offset as _offset
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
 from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
 from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs, stub_counts
 from benchsmith.analyzers.csharp.toolchain import CsToolchain
+from benchsmith.config_values import exclusions as config_exclusions
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
 from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
 from benchsmith.runner import ToolMissing
@@ -126,6 +128,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                                                    "name reserved for benchsmith's generated files", repo))
             else:
                 usable[f.path] = f.text
+        # project values outside their grammar (a TargetFramework carrying ` -doc:...`) were refused: say so
+        result.exclusions.extend(config_exclusions(repo, ProjectIndex(snapshot.configs).rejections()))
         prepared = prepare(usable, snapshot.configs, downlevel=self.downlevel and kind is Compiler.MCS,
                            roslyn=kind is Compiler.CSC)
         result.stats.update(prepared.stats)

@@ -18,6 +18,7 @@ from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic, pars
 from benchsmith.analyzers.csharp.project import DEFAULT_DEFINES
 from benchsmith.analyzers.csharp.roslyn import Roslyn, find_roslyn
 from benchsmith.analyzers.probes import probe_version
+from benchsmith.config_values import is_preprocessor_symbol
 from benchsmith.runner import Mount, ToolchainBackend, ToolMissing, run, which
 
 MCS_OPTIONS = ("-target:library", "-unsafe", "-langversion:experimental", "-warn:0", "-debug-", "-nowarn:0,1,2,3,4")
@@ -52,7 +53,8 @@ class CompilerCalls:
     def _define_args(self) -> tuple[str, ...]:
         """The preprocessor symbols of the build (the preprocessor evaluated them already; a file it left to the
         compiler gets the same)."""
-        defines = sorted(getattr(self, "_defines", ()) or DEFAULT_DEFINES)
+        # checked again where they become an option: a symbol is the only thing a -define: entry may be
+        defines = sorted(d for d in getattr(self, "_defines", ()) or DEFAULT_DEFINES if is_preprocessor_symbol(d))
         return (f"-define:{';'.join(defines)}",) if defines else ()
 
     def _backend(self) -> tuple[Compiler, Roslyn | None]:

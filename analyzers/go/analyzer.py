@@ -16,7 +16,8 @@ from benchsmith.analyzers.driver_cache import build_once
 from benchsmith.analyzers.go.attribute import Declaring, NotInRepository, go_ref
 from benchsmith.analyzers.go.driver import (DRIVER_NAME, GOARCH, GOOS, GoMessage, GoRun, driver_file, go_env,
                                             parse_driver_output)
-from benchsmith.analyzers.go.modules import ignored_dir, package_paths
+from benchsmith.analyzers.go.modules import ignored_dir, module_rejections, package_paths
+from benchsmith.config_values import exclusions as config_exclusions
 from benchsmith.analyzers.go.scan import GoFile, scan_file
 from benchsmith.analyzers.go.stubs import GoStubs, neutralise_line_directives, stub_file
 from benchsmith.analyzers.probes import probe_version
@@ -138,6 +139,7 @@ class GoAnalyzer(Analyzer[GoPlan, GoRun, GoFound]):
         dirs = sorted({info.dir for info in infos.values()})
         imports = [imp.path for info in infos.values() for imp in info.imports]
         packages, how = package_paths(dirs, snapshot.configs, imports)
+        result.exclusions.extend(config_exclusions(snapshot.name, module_rejections(snapshot.configs)))
         paths_to_dirs: dict[str, str] = {}
         for d in sorted(packages):
             paths_to_dirs.setdefault(packages[d], d)

@@ -8,7 +8,11 @@ import re
 from collections import Counter
 from typing import Iterable, Mapping
 
-_MODULE_RE = re.compile(r"^\s*module\s+(\"[^\"\n]+\"|`[^`\n]+`|[^\s/][^\s]*)", re.M)
+from benchsmith.config_values import MAX_CONFIG_CHARS, Rejection, ValueKind, is_go_module_path
+
+# matched on one line at a time: a `^\s*` over the whole text backtracked across blank lines (1 MB of newlines:
+# ~15 minutes)
+_MODULE_RE = re.compile(r"[ \t]*module[ \t]+(\"[^\"]+\"|`[^`]+`|[^\s/]\S*)")
 
 
 def ignored_dir(path: str) -> bool:
@@ -19,15 +23,28 @@ def ignored_dir(path: str) -> bool:
 
 def module_path(go_mod: str) -> str | None:
     """The ``module`` directive of a go.mod text (comments stripped)."""
-    text = re.sub(r"//[^\n]*", "", go_mod)
-    m = _MODULE_RE.search(text)
-    if not m:
+    for line in go_mod[:MAX_CONFIG_CHARS].split("\n"):
+        m = _MODULE_RE.match(line.split("//", 1)[0])
+        if m:
+            break
+    else:
         return None
     value = m.group(1)
     if value[0] in "\"`":
         value = value[1:-1]
     return value.strip() or None
 
+
+
+def module_rejections(go_mods: Mapping[str, str]) -> list[Rejection]:
+    """The go.mod files whose ``module`` path is not a Go module path (it names the packages the checker is
+    given): refused, their directories' import paths inferred as where there is no go.mod."""
+    out = []
+    for rel, text in sorted(go_mods.items()):
+        mod = module_path(text) if posixpath.basename(rel) == "go.mod" and not ignored_dir(rel) else None
+        if mod and not is_go_module_path(mod):
+            out.append(Rejection.of(rel, "module", mod, ValueKind.MODULE_PATH))
+    return out
 
 
 def _nearest(dirs: Iterable[str], d: str) -> str | None:
@@ -52,7 +69,7 @@ def package_paths(dirs: Iterable[str], go_mods: Mapping[str, str], imports: Iter
         if posixpath.basename(rel) != "go.mod" or ignored_dir(rel):
             continue
         mod = module_path(text)
-        if mod:
+        if mod and is_go_module_path(mod):  # else refused (module_rejections)
             roots[posixpath.dirname(rel)] = mod
     out: dict[str, str] = {}
     uncovered: list[str] = []

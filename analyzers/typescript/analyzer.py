@@ -25,6 +25,7 @@ from benchsmith.analyzers.typescript.stubs import plan_stubs, stub_file
 from benchsmith.analyzers.typescript.uses import kind_of, scan_refs
 from benchsmith.analyzers.typescript.tsc_output import COUNTED_CODES, UNRESOLVED_CODES, TscMessage, syntax_only
 from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs
+from benchsmith.config_values import exclusions as config_exclusions
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
 from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, Reason, Stage
 from benchsmith.runner import ToolchainBackend, Mount, ToolMissing, run
@@ -137,6 +138,7 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
         """Parse every file, resolve its imports and stub each file that has project imports (a file the grammar
         rejects in part is read from its error-tolerant tree); None when no file imports another."""
         path_config = merge_path_configs(snapshot.configs or {})
+        result.exclusions.extend(config_exclusions(snapshot.name, path_config.rejections))
         files: dict[str, FileInfo] = {}
         for f in snapshot.files:
             # a file tree-sitter cannot fully parse is still compiled and analysed: only tsc's verdict excludes one
