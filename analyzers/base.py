@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar
 
 from benchsmith import confine, treesitter
 from benchsmith.files import RepoSnapshot
-from benchsmith.records import CrossFileRef, CursorPlace, Exclusion
+from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, ReferenceKind
 from benchsmith.runner import ToolchainBackend, ContainerSpec
 
 # Node types (across the brace grammars) whose children are statements or members: a child's end is a statement
@@ -137,6 +137,15 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
     # Where the released CrossCodeEval puts the cursor in this language (``--cursor released``;
     # builders/cceval/cursor.py): at the cross-file name unless a language measured otherwise.
     released_cursor: ClassVar[ReleasedCursor] = AT_NAME
+    # The rest of the language recipe the builders read (docs/adding-a-language.md; the registry test asserts every
+    # language fills it, so a language missing from one silently weaker screen or cut cannot happen):
+    # the kinds of cross-file use this analyzer finds (ReferenceKind: metadata.reference_kind, --kinds)
+    reference_kinds: ClassVar[frozenset[ReferenceKind]] = frozenset()
+    # a regular expression matching the first line of an import statement (screens read the file without imports)
+    import_pattern: ClassVar[str] = ""
+    # node types that end a groundtruth starting inside them with their own end (an attribute, annotation,
+    # decorator, enum member), instead of running on through the declaration that follows
+    enclosing_ends: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def statement_parents(cls) -> frozenset[str]:

@@ -62,6 +62,7 @@ class JavaScriptAnalyzer(TypeScriptAnalyzer):
     language = "javascript"
     extensions = (".js", ".jsx", ".mjs", ".cjs")
     grammar_module = "tree_sitter_javascript"
+    import_pattern = r"\s*(?:import\b|export\s*(?:\*|\{)[^;]*?\bfrom\b|export\s*\{\s*$)"
     released_cursor = AT_NAME  # CrossCodeEval released no JavaScript: --cursor released keeps the name
     grammar_function = "language"
     comment_prefix = "//"

@@ -22,7 +22,7 @@ from benchsmith.analyzers.go.scan import GoFile, scan_file
 from benchsmith.analyzers.go.stubs import GoStubs, neutralise_line_directives, stub_file
 from benchsmith.analyzers.probes import probe_version
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
-from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+from benchsmith.records import CrossFileRef, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import ToolchainBackend, Mount, ToolMissing, run
 from benchsmith.text_positions import TextPositions, byte_col_to_char
 
@@ -84,6 +84,8 @@ class GoAnalyzer(Analyzer[GoPlan, GoRun, GoFound]):
     language = "go"
     extensions = (".go",)
     grammar_module = "tree_sitter_go"
+    reference_kinds = frozenset({ReferenceKind.MEMBER})
+    import_pattern = r"\s*import\b"
     grammar_function = "language"
     comment_prefix = "//"
     statement_terminators = frozenset({";", "{", "}"})

@@ -20,7 +20,7 @@ from benchsmith.analyzers.java.scan import JavaFileInfo, JavaIndex, scan_java
 from benchsmith.analyzers.java.stubs import JavaStubs, plan_stubs
 from benchsmith.analyzers.probes import probe_version
 from benchsmith.files import RepoSnapshot, write_tree
-from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, Reason, Stage
+from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import Mount, ToolMissing, run
 from benchsmith.text_positions import TextPositions
 
@@ -73,6 +73,10 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
     language = "java"
     extensions = (".java",)
     grammar_module = "tree_sitter_java"
+    reference_kinds = frozenset({ReferenceKind.MEMBER, ReferenceKind.INHERITED_MEMBER, ReferenceKind.TYPE,
+                                 ReferenceKind.HERITAGE, ReferenceKind.ATTRIBUTE, ReferenceKind.CONSTRUCTOR})
+    import_pattern = r"\s*import\b"
+    enclosing_ends = frozenset({"annotation", "marker_annotation"})
     # bench/released.py on the released Java repositories: the cursor at a token start of the line, the line's
     # first token weighted most (all 146 released cursors with a candidate of ours on their line are among these
     # places; weights fitted to the released shares: line start 30%, after a `.` 6%, elsewhere 64%)

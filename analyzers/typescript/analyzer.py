@@ -27,7 +27,7 @@ from benchsmith.analyzers.typescript.tsc_output import COUNTED_CODES, UNRESOLVED
 from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_configs
 from benchsmith.config_values import exclusions as config_exclusions
 from benchsmith.files import RepoSnapshot, read_data_files, write_tree
-from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, Reason, Stage
+from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import ToolchainBackend, Mount, ToolMissing, run
 
 
@@ -35,6 +35,9 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
     language = "typescript"
     extensions = (".ts", ".tsx", ".mts", ".cts")
     grammar_module = "tree_sitter_typescript"
+    reference_kinds = frozenset(ReferenceKind)
+    import_pattern = r"\s*(?:import\b|export\s*(?:\*|\{|type\s*\{)[^;]*?\bfrom\b|export\s*\{\s*$)"
+    enclosing_ends = frozenset({"decorator"})
     # bench/released.py on the released TypeScript repositories: the cursor at a token end of the line or at
     # column 0, the indentation then in the groundtruth (all 71 released cursors with a candidate of ours on their
     # line are among these places; weights fitted to the released shares: line start 49%, after a `.` 16%,

@@ -9,7 +9,9 @@ of the statement, as CrossCodeEval cuts it:
   the language's lexer would end with a semicolon, and otherwise no later than the end of the innermost statement
   or member around the cursor (``Analyzer.statement_parents()``, the set the default scorer cuts with: TypeScript
   and JavaScript statements without ``;``, enum constants, ``case X:`` labels with their colon); a cursor inside
-  an attribute, annotation, decorator or enum member ends with it (``ENCLOSING_ENDS``).
+  an attribute, annotation, decorator or enum member ends with it (``Analyzer.enclosing_ends``: C#
+  ``[Obsolete("...")]`` before ``class X {``, Java ``@Foo(...)`` before a method, a TypeScript decorator, a C# enum
+  member before the next one).
 Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment never ends a statement.
 ``prompt + groundtruth + right_context`` is the file's text, always.
 """
@@ -68,11 +70,6 @@ def _counts(leaf) -> bool:
     return not _is_comment(leaf) and leaf.type not in _STRING_PARTS
 
 
-# Parts of a declaration that are no statement: a groundtruth starting inside one ends with it, instead of running
-# through the declaration header that follows to its ``{`` (C# ``[Obsolete("...")]`` before ``class X {``, Java
-# ``@Foo(...)`` before a method, a TypeScript decorator, a C# enum member before the next one).
-ENCLOSING_ENDS = frozenset({"attribute_list", "annotation", "marker_annotation", "decorator",
-                            "enum_member_declaration"})
 # Parents of ``case`` labels: a label that ends a statement (it is a child of a statement container, or of Java's
 # statement group) ends at its colon, not right before it.
 _LABEL_PARENTS = frozenset({"switch_section", "switch_case", "switch_block_statement_group"})
@@ -110,7 +107,7 @@ def statement_end(tree, data: bytes, cursor_byte: int, terminators: frozenset[st
     ``line_end_terminators``: token types after which a line break is an (automatic) terminator (Go).
     ``statement_containers``: the statement also ends with the innermost node whose parent has one of these
     types (automatic semicolons leave no token; ``Analyzer.statement_parents()``).
-    ``enclosing``: node types (``ENCLOSING_ENDS``) that end the groundtruth with their own end."""
+    ``enclosing``: node types (``Analyzer.enclosing_ends``) that end the groundtruth with their own end."""
     tokens = 0
     if terminators is not None:
         limit = (_statement_limit(tree, cursor_byte, statement_containers, enclosing)
@@ -179,7 +176,7 @@ def groundtruth_cut(analyzer: type[Analyzer] | Analyzer, tree, data: bytes, curs
     """``statement_end`` with every rule of ``analyzer``'s language, as the example cutter applies them."""
     cls = analyzer if isinstance(analyzer, type) else type(analyzer)
     return statement_end(tree, data, cursor_byte, cls.statement_terminators, cls.line_end_terminators,
-                         cls.statement_parents(), ENCLOSING_ENDS)
+                         cls.statement_parents(), cls.enclosing_ends)
 
 
 def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:

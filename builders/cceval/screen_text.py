@@ -5,6 +5,7 @@ in a file, and what the prompt before a cursor holds)."""
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,21 +59,22 @@ def lex(text: str, language: str) -> list[Token]:
     return [Token(Tok(m.lastgroup), m.group(), m.start()) for m in rx.finditer(text)]
 
 
-# Where an import statement starts; it runs on while the brackets it opened stay open (``from m import (``,
-# ``import {`` ... ``} from``, Go's ``import (``).
-_IMPORT_START = {
-    Language.PYTHON.value: re.compile(r"\s*(?:from\s+[\w.]+\s+)?import\b"),
-    Language.JAVA.value: re.compile(r"\s*import\b"),
-    Language.TYPESCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{|type\s*\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
-    Language.JAVASCRIPT.value: re.compile(r"\s*(?:import\b|export\s*(?:\*|\{)[^;]*?\bfrom\b|export\s*\{\s*$)"),
-    Language.CSHARP.value: re.compile(r"\s*(?:global\s+)?using\s+(?:static\s+)?(?:\w+\s*=\s*)?[\w.<>, ]+;"),
-    Language.GO.value: re.compile(r"\s*import\b"),
-}
+@functools.lru_cache(maxsize=None)
+def _import_start(language: str) -> re.Pattern | None:
+    """Where an import statement starts (``Analyzer.import_pattern``); it runs on while the brackets it opened stay
+    open (``from m import (``, ``import {`` ... ``} from``, Go's ``import (``)."""
+    from benchsmith.analyzers import analyzer_class
+
+    try:
+        pattern = analyzer_class(language).import_pattern
+    except (KeyError, ValueError):
+        return None
+    return re.compile(pattern) if pattern else None
 
 
 def import_lines(text: str, language: str) -> set[int]:
     """0-based numbers of the lines that belong to import statements."""
-    start = _IMPORT_START.get(language)
+    start = _import_start(language)
     if start is None:
         return set()
     out = set()

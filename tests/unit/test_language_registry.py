@@ -89,3 +89,24 @@ def test_the_cli_offers_every_language():
     for language in LANGUAGES:
         args = parser.parse_args(["--lang", language, "--output", "out"])
         assert args.lang == language
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_language_recipe_is_complete(language):
+    """What the builders read off a language (docs/adding-a-language.md, "The recipe"): a language that left one
+    out would silently get weaker screens or cuts, so each part must be there and name what its grammar has."""
+    from benchsmith.analyzers.base import Boundary
+    from benchsmith.records import CursorPlace, ReferenceKind
+
+    cls = registry()[language]
+    assert cls.reference_kinds and all(isinstance(k, ReferenceKind) for k in cls.reference_kinds)
+    start = re.compile(cls.import_pattern)
+    assert cls.import_pattern and not start.match("x = 1") and not start.match("")
+    grammar = cls.ts_language()
+    node_types = set(cls.enclosing_ends) | (set(cls.statement_terminators or ())) | set(cls.line_end_terminators)
+    unknown = sorted(t for t in node_types if not grammar.id_for_node_kind(t, True) and
+                     not grammar.id_for_node_kind(t, False))
+    assert not unknown, f"{language}: node types its grammar does not have: {unknown}"
+    rule = cls.released_cursor
+    assert isinstance(rule.boundary, Boundary)
+    assert all(isinstance(p, CursorPlace) and w >= 0 for p, w in rule.weights.items())
