@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-_FENCE = re.compile(r"^[ \t]*(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n", re.MULTILINE)
+_TAG = re.compile(r"[\w+#.-]*")
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
 
 
@@ -36,22 +36,48 @@ def truncate(completion: str, stop: Iterable[str], prompt: str | None = None) ->
     return text[:cut]
 
 
+def _opening(line: str) -> tuple[str, str] | None:
+    """(fence, tag) when ``line`` (without its newline) opens a fenced block: optional blanks, three or more
+    backticks or tildes, optional blanks, the tag, anything."""
+    body = line.lstrip(" \t")
+    if not body.startswith(("```", "~~~")):
+        return None
+    run = len(body) - len(body.lstrip(body[0]))
+    rest = body[run:].lstrip(" \t")
+    tag = _TAG.match(rest)
+    return body[:run], tag.group(0) if tag else ""
+
+
+def _closes(line: str, fence: str) -> bool:
+    body = line.strip(" \t")
+    return len(body) >= len(fence) and body == fence[0] * len(body)
+
+
 def code_blocks(text: str) -> list[tuple[str, str]]:
-    """Fenced blocks as (language tag, code); an unterminated last fence runs to the end of the text."""
+    """Fenced blocks as (language tag, code); an unterminated last fence runs to the end of the text.
+
+    One pass over the lines, each looked at once (model output is untrusted: no pattern may scan a long run of
+    blank lines once per line)."""
     blocks: list[tuple[str, str]] = []
+    opened: tuple[str, str, int] | None = None  # fence, tag, where the code starts
     pos = 0
-    while True:
-        m = _FENCE.search(text, pos)
-        if m is None:
-            return blocks
-        fence, tag = m.group(1), m.group(2).lower()
-        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
-        end = close.search(text, m.end())
-        if end is None:
-            blocks.append((tag, text[m.end():]))
-            return blocks
-        blocks.append((tag, text[m.end():end.start()]))
-        pos = end.end()
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        end = len(text) if nl == -1 else nl
+        line = text[pos:end]
+        if opened is None:
+            found = _opening(line) if nl != -1 else None  # an opening fence ends with its newline
+            if found is not None:
+                opened = (found[0], found[1].lower(), nl + 1)
+        elif _closes(line, opened[0]):
+            blocks.append((opened[1], text[opened[2]:pos]))
+            opened = None
+        if nl == -1:
+            break
+        pos = nl + 1
+    if opened is not None:
+        blocks.append((opened[1], text[opened[2]:]))
+    return blocks
 
 
 def extract_code(text: str, entry_point: str | None = None) -> str:
@@ -63,7 +89,9 @@ def extract_code(text: str, entry_point: str | None = None) -> str:
     if not blocks:
         return text
     python = [code for tag, code in blocks if tag in _PYTHON_TAGS]
-    defines = re.compile(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.MULTILINE) if entry_point else None
+    # blanks before `def` stay on its line: `^\s*` would rescan every following blank line from each line start
+    defines = (re.compile(rf"^[^\S\n]*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", re.MULTILINE)
+               if entry_point else None)
     if defines is not None:
         for code in python + [code for _, code in blocks]:
             if defines.search(code):

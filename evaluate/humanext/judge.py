@@ -24,6 +24,7 @@ counting them separately.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -224,6 +225,18 @@ class Judgment:
     def passed(self) -> bool:
         return self.verdict is Verdict.PASSED
 
+    def cleaned(self) -> "Judgment":
+        """Every text bounded and encodable as UTF-8 (a candidate's ``ValueError('\\udc80')`` reaches ``detail``;
+        the report must still be written)."""
+        return dataclasses.replace(self, detail=_text(self.detail, 500), assertion=_text(self.assertion, 1000),
+                                   returned=_text(self.returned, 1000), error=_text(self.error, 300))
+
+
+def _text(value, limit: int):
+    if value is None:
+        return None
+    return str(value)[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+
 
 def _records(stdout: str, calls: int) -> tuple[dict[int, dict], dict[str, Any], str | None]:
     """(call records by index, trailer fields, protocol violation)."""
@@ -232,7 +245,7 @@ def _records(stdout: str, calls: int) -> tuple[dict[int, dict], dict[str, Any], 
     for n, line in enumerate(stdout.splitlines()):
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nesting deeper than this process's stack, digits over the limit
             return records, trailer, f"unreadable line {n + 1} on the results channel"
         if type(rec) is not dict:
             return records, trailer, f"line {n + 1} on the results channel is not a record"
@@ -248,7 +261,17 @@ def _records(stdout: str, calls: int) -> tuple[dict[int, dict], dict[str, Any], 
 
 
 def judge(plan: TestPlan, result: ExecResult) -> Judgment:
-    """The verdict of one sandboxed run of ``harness_program``."""
+    """The verdict of one sandboxed run of ``harness_program``; a run whose results break judging itself gets
+    ``judge_error`` (recorded with what broke), never an exception."""
+    try:
+        judgment = _judge(plan, result)
+    except Exception as exc:  # noqa: BLE001 - one sample must never lose the report
+        judgment = Judgment(Verdict.JUDGE_ERROR, f"judging failed: {type(exc).__name__}: {exc}",
+                            error=f"{type(exc).__name__}: {exc}")
+    return judgment.cleaned()
+
+
+def _judge(plan: TestPlan, result: ExecResult) -> Judgment:
     if result.verdict is Verdict.ERROR:
         return Judgment(Verdict.ERROR, result.detail, error=result.detail)
     records, trailer, violation = _records(result.stdout, len(plan.calls))

@@ -5,14 +5,22 @@ pure builtins, with bounds on the sizes and steps one assertion may cost."""
 from __future__ import annotations
 
 import ast
+import decimal
+import fractions
 import math
 import operator
-from typing import Any, Callable
+from collections import Counter
+from typing import Any, Callable, Iterable
 
 CALL = "_bs_call_"
 RECORD_LIMIT = 1 << 20  # bytes of one encoded return value
 SEQ_LIMIT = 1 << 20  # elements/characters a parent-side operation may create
 STEP_LIMIT = 2_000_000  # AST nodes one assertion may evaluate (lambdas called per element included)
+# elements of one set or dict that may share a hash value: honest data never has more than a handful, while
+# crafted ones (multiples of 2**61 - 1 all hash to 0) make building the collection quadratic in the parent
+COLLISION_LIMIT = 64
+DECIMAL_CHARS = 10_000  # a Decimal's text
+DECIMAL_EXPONENT = 4300  # |adjusted exponent| of a Decimal: int() of it stays within Python's own digit limit
 
 
 class NotJudgeable(ValueError):
@@ -36,6 +44,22 @@ class Missing(Exception):
 
 
 # ------------------------------------------------------------------------------------------------ plain data
+
+
+def check_collisions(items: Iterable[Any]) -> list[Any]:
+    """``items`` as a list, refused (``EvalError``) when more than ``COLLISION_LIMIT`` share a hash value: building
+    a set or dict of them would cost the parent quadratic time.  Unhashable items are left to the caller."""
+    items = list(items)
+    if len(items) > COLLISION_LIMIT:
+        hashes: Counter[int] = Counter()
+        for item in items:
+            try:
+                hashes[hash(item)] += 1
+            except TypeError:
+                continue
+        if hashes and max(hashes.values()) > COLLISION_LIMIT:
+            raise EvalError(f"{max(hashes.values())} elements share one hash value")
+    return items
 
 _PLAIN_TAGS = ("tuple", "dict", "set", "frozenset", "complex", "bytes")
 
@@ -88,20 +112,26 @@ def decode(obj: Any, depth: int = 0) -> Any:
             if tag == "tuple" and type(body) is list:
                 return tuple(decode(x, depth + 1) for x in body)
             if tag == "dict" and type(body) is list:
-                out = {}
-                for pair in body:
-                    if type(pair) is not list or len(pair) != 2:
-                        raise EvalError("malformed dict entry")
-                    out[decode(pair[0], depth + 1)] = decode(pair[1], depth + 1)
-                return out
+                if any(type(pair) is not list or len(pair) != 2 for pair in body):
+                    raise EvalError("malformed dict entry")
+                keys = check_collisions(decode(pair[0], depth + 1) for pair in body)
+                return dict(zip(keys, (decode(pair[1], depth + 1) for pair in body)))
             if tag in ("set", "frozenset") and type(body) is list:
-                items = [decode(x, depth + 1) for x in body]
+                items = check_collisions(decode(x, depth + 1) for x in body)
                 return set(items) if tag == "set" else frozenset(items)
+            if tag == "decimal" and type(body) is str and len(body) <= DECIMAL_CHARS:
+                value = decimal.Decimal(body)
+                if value.is_finite() and abs(value.adjusted()) > DECIMAL_EXPONENT:
+                    raise EvalError(f"decimal exponent {value.adjusted()} out of range")
+                return value
+            if (tag == "fraction" and type(body) is list and len(body) == 2 and all(type(x) is int for x in body)
+                    and body[1] > 0):
+                return fractions.Fraction(body[0], body[1])
             if tag == "complex" and type(body) is list and len(body) == 2 and all(type(x) is float for x in body):
                 return complex(body[0], body[1])
             if tag == "bytes" and type(body) is str:
                 return bytes.fromhex(body)
-        except (TypeError, ValueError) as exc:  # an unhashable key or element, bad hex
+        except (TypeError, ValueError, ArithmeticError) as exc:  # an unhashable key or element, bad hex/decimal
             raise EvalError(f"malformed {tag}: {exc}") from None
     raise EvalError("not plain data")
 
@@ -131,10 +161,36 @@ def _mul(a: Any, b: Any) -> Any:
 
 
 def _pow(a: Any, b: Any) -> Any:
-    if type(a) in (int, bool) and type(b) in (int, bool) and b > 0:
-        if max(abs(a), 2).bit_length() * b > 1 << 16:
+    # an int to a negative power is a float (cheap); a Fraction's stays exact either way
+    if (type(a) in (int, bool) and type(b) in (int, bool) and b > 0
+            or type(a) is fractions.Fraction and type(b) in (int, bool)):
+        size = max(abs(a.numerator), a.denominator, 2).bit_length()
+        if size * abs(b) > 1 << 16:
             raise EvalError("power too large")
     return a ** b
+
+
+def _set(items: Iterable[Any] = ()) -> set:
+    return set(check_collisions(items))
+
+
+def _frozenset(items: Iterable[Any] = ()) -> frozenset:
+    return frozenset(check_collisions(items))
+
+
+def _dict(*args: Any, **kwargs: Any) -> dict:
+    if len(args) == 1 and type(args[0]) is not dict:
+        pairs = list(args[0])
+        check_collisions(p[0] for p in pairs if type(p) in (list, tuple) and len(p) == 2)
+        args = (pairs,)
+    return dict(*args, **kwargs)
+
+
+def _cost(value: Any, membership: bool) -> int:
+    """Steps charged for comparing with ``value`` (its length: elements compared one by one), or for searching it
+    (the same for a list or tuple; a set or dict finds an element by its hash)."""
+    kinds = (list, tuple) if membership else (list, tuple, set, frozenset, dict)
+    return len(value) if isinstance(value, kinds) else 0
 
 
 def _lshift(a: Any, b: Any) -> Any:
@@ -157,9 +213,9 @@ _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
 }
 # pure builtins over plain data; everything that makes a collection is size-checked after the call
 _FUNCS: dict[str, Callable[..., Any]] = {
-    "abs": abs, "round": round, "len": len, "list": list, "tuple": tuple, "set": set, "frozenset": frozenset,
+    "abs": abs, "round": round, "len": len, "list": list, "tuple": tuple, "set": _set, "frozenset": _frozenset,
     "sorted": sorted, "sum": sum, "min": min, "max": max, "map": map, "filter": filter, "str": str, "int": int,
-    "float": float, "bool": bool, "dict": dict, "reversed": reversed, "enumerate": enumerate, "zip": zip,
+    "float": float, "bool": bool, "dict": _dict, "reversed": reversed, "enumerate": enumerate, "zip": zip,
     "any": any, "all": all, "range": _bounded_range, "repr": repr, "chr": chr, "ord": ord, "divmod": divmod,
 }
 _MATH = {name: getattr(math, name) for name in ("isclose", "isnan", "isinf", "isfinite", "sqrt", "floor", "ceil",
@@ -201,11 +257,11 @@ class SafeEval:
                 else:
                     items.append(self.eval(elt, env))
             _guard_size(items)
-            return {ast.List: list, ast.Tuple: tuple, ast.Set: set}[type(node)](items)
+            return {ast.List: list, ast.Tuple: tuple, ast.Set: _set}[type(node)](items)
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise EvalError("dict unpacking")
-            return {self.eval(k, env): self.eval(v, env) for k, v in zip(node.keys, node.values)}
+            return _dict([(self.eval(k, env), self.eval(v, env)) for k, v in zip(node.keys, node.values)])
         if isinstance(node, ast.UnaryOp):
             return _UNARY[type(node.op)](self.eval(node.operand, env))
         if isinstance(node, ast.BinOp):
@@ -223,6 +279,10 @@ class SafeEval:
             left = self.eval(node.left, env)
             for op, comp in zip(node.ops, node.comparators):
                 right = self.eval(comp, env)
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    self.steps += _cost(right, True)
+                else:
+                    self.steps += min(_cost(left, False), _cost(right, False))
                 if not _COMPARE[type(op)](left, right):
                     return False
                 left = right

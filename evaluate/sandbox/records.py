@@ -25,6 +25,7 @@ class Verdict(StrEnum):
     MEMORY = "memory"  # address-space limit hit (MemoryError)
     OUTPUT_LIMIT = "output_limit"  # stdout/stderr over the cap, or file-size limit
     ERROR = "error"  # the sandbox itself could not run the program
+    JUDGE_ERROR = "judge_error"  # the run finished but judging its results broke (recorded, never a crash)
 
 
 class SandboxBackend(StrEnum):
