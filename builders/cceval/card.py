@@ -39,6 +39,9 @@ class LanguageStats:
     tool_versions: dict[str, str] = field(default_factory=dict)
     audit: dict | None = None  # <lang>/audit.json (builders/cceval/audit.py), when present
     screens_profile: str | None = None  # stats.json "screens"."profile"
+    cursor: str | None = None  # stats.json "cursor" (--cursor)
+    reference_kinds: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per ReferenceKind
+    cursor_places: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per CursorPlace
 
 
 def _language_dirs(root: Path) -> list[Path]:
@@ -78,6 +81,9 @@ def collect(root: Path) -> list[LanguageStats]:
             st.per_repository = list(stats.get("per_repository", []))
             st.tool_versions = {str(k): str(v) for k, v in stats.get("tool_versions", {}).items()}
             st.screens_profile = (stats.get("screens") or {}).get("profile")
+            st.cursor = stats.get("cursor")
+            st.reference_kinds = {str(k): int(v) for k, v in (stats.get("reference_kinds") or {}).items()}
+            st.cursor_places = {str(k): int(v) for k, v in (stats.get("cursor_places") or {}).items()}
         else:
             st.dropped = dict(counted)
         audit = lang_dir / layout.AUDIT_FILE
@@ -198,6 +204,7 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
         lines += _table(["reason", "stage", *[st.language for st in langs], "total"], rows, right_from=2)
     else:
         lines.append("Nothing was excluded.")
+    lines += _uses_section(langs)
     lines += _audit_section(langs)
     lines += ["", "## Lengths", ""]
     rows = []
@@ -221,7 +228,7 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
     lines += ["", "## Schema", "",
               "`prompt`, `groundtruth`, `right_context`: strings; `metadata`: `task_id`, `repository`, `file`, "
               "`context_start_lineno`, `groundtruth_start_lineno`, `right_context_start_lineno` (+ benchsmith extras "
-              "such as `symbol`, `defining_file`); `crossfile_context`: `text` (the retrieved chunks behind line "
+              "such as `symbol`, `defining_file`, `reference_kind`, `definition`, `cursor_place`); `crossfile_context`: `text` (the retrieved chunks behind line "
               "comments) and `list` of `{retrieved_chunk, filename, score}`.",
               "",
               "Licenses: each example is code from its repository and keeps that repository's license.", ""]
@@ -240,6 +247,32 @@ _SCREENS_TEXT = (
     "line's name, e.g. `test_http_date` -> `http_date(...)`, and the rest occurs before the cursor); the strict "
     "profile adds `imported_vocabulary` (imports count) and `first_name` (the API already occurs before the "
     "cursor). Profile `none` is the paper's filters only.")
+
+
+def _shares(counts: dict[str, int]) -> str:
+    total = sum(counts.values()) or 1
+    return ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _uses_section(langs: list[LanguageStats]) -> list[str]:
+    """What the examples test: the kinds of cross-file use, where the cursor sits, whether retrieval finds the
+    definition each example needs."""
+    lines = ["", "## Cross-file uses", "",
+             "`metadata.reference_kind`: what kind of cross-file use the groundtruth needs; `metadata.definition`: "
+             "where that API is defined; `--cursor name` puts the prompt's end right before the cross-file name, "
+             "`--cursor released` where the released CrossCodeEval puts it in the line (`metadata.cursor_place`).", ""]
+    rows = [[st.language, f"`{st.cursor or 'name'}`", _shares(st.reference_kinds) or "-",
+             _shares(st.cursor_places) or "-"] for st in langs]
+    lines += _table(["language", "cursor", "reference kinds", "cursor places"], rows, right_from=4)
+    recall = [(st.language, name, r) for st in langs for name, r in ((st.audit or {}).get("definition_recall") or {}).items()
+              if r.get("with_definition")]
+    if recall:
+        lines += ["", "How often the retrieved cross-file context covers the definition (recall@k of "
+                      "`metadata.definition` among the top-k chunks):", ""]
+        lines += _table(["language", "retrieval", "examples with a definition", "recall@1", "recall@5"],
+                        [[lang, name, r["with_definition"], _pct(r["recall@1"]), _pct(r["recall@5"])]
+                         for lang, name, r in recall], right_from=2)
+    return lines
 
 
 def _audit_section(langs: list[LanguageStats]) -> list[str]:
