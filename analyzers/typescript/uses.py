@@ -8,9 +8,8 @@ in the project (a member of X's class, interface or namespace up its ``extends``
 compile is added: the import bindings and their resolution are the plan's own.
 
 Only names whose declaration the plan finds inside the repository count: an import of a package, a re-export of
-one, or a name the target module does not declare gives nothing.  A name declared again anywhere in the file
-(a parameter, a local, a type parameter of the same name) is left out of the whole file: the scan has no scopes,
-and a shadowed name is not the import.
+one, or a name the target module does not declare gives nothing.  A name declared again (a parameter, a local, a
+type parameter of the same name) hides the import in that declaration's scope (its function, or its block).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import re
 from benchsmith.analyzers.typescript.attribution import export_origin, member_file
 from benchsmith.analyzers.typescript.kinds import ACCESS_NODES, same_node, classify
 from benchsmith.analyzers.typescript.model import Binding, Plan
+from benchsmith.analyzers.typescript.typed import annotated_variable, declared_type, scope_of, typed_member_refs
 from benchsmith.records import CrossFileRef
 
 SCAN_DIAGNOSTIC = "binding-scan"  # CrossFileRef.diagnostic of the references this scan makes
@@ -85,7 +85,7 @@ def scan_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
     pattern = re.compile(r"(?<![\w$.])(?:" + "|".join(re.escape(n) for n in sorted(bindings, key=len,
                                                                                        reverse=True)) + r")(?![\w$])")
     hits: list[tuple[str, object]] = []
-    shadowed: set[str] = set()
+    shadowed: dict[str, list[tuple[int, int]]] = {}  # name -> byte ranges where a declaration hides the import
     for m in pattern.finditer(text):
         if any(a <= m.start() < b for a, b in skip):
             continue
@@ -95,17 +95,24 @@ def scan_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
         if node is None or node.start_byte != b or node.child_count or node.text.decode("utf-8", "replace") != name:
             continue
         if _declares(node):
-            shadowed.add(name)
+            scope = scope_of(node)
+            shadowed.setdefault(name, []).append((scope.start_byte, scope.end_byte) if scope is not None
+                                                 else (0, len(text.encode("utf-8"))))
         elif node.type in _USE_TYPES:
             hits.append((name, node))
     out: list[CrossFileRef] = []
+    typed: dict[str, list] = {}
     for name, node in hits:
-        if name in shadowed:
+        if any(a <= node.start_byte < b for a, b in shadowed.get(name, ())):
             continue
         ref = _ref(plan, path, bindings[name], node)
         if ref is not None:
             out.append(ref)
-    return out
+        var = annotated_variable(node)
+        typ = declared_type(plan, bindings[name], node) if var is not None else None
+        if typ is not None:
+            typed.setdefault(var.text.decode("utf-8", "replace"), []).append((var, typ))
+    return out + typed_member_refs(plan, path, tree, typed, _declares)
 
 
 def _ref(plan: Plan, path: str, binding: Binding, node) -> CrossFileRef | None:

@@ -1,0 +1,149 @@
+"""Members reached through a variable whose declared type is a project type: ``deps.sourceCard`` after
+``(deps: CardMod.ICardModDeps)``, ``card.scripts`` after ``const card: IAppraisedCard``.
+
+Once the import of ``CardMod`` is stubbed, ``CardMod.ICardModDeps`` is an error type and every member of ``deps`` is
+silent, so no diagnostic reveals these uses.  They are read off the tree instead: a parameter or variable annotated
+with an imported type (``X``, ``ns.X``, ``X<T>``, ``X | undefined``) whose declaration the plan finds (a class,
+interface or type literal, or one inside a namespace) gives a reference at each ``v.m`` whose member ``m`` that
+declaration has, up its ``extends`` chain.  Scopes are honoured: each ``v`` is the innermost declaration of that name
+around the use, and an untyped or differently typed one hides the annotated one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from benchsmith.analyzers.typescript.attribution import export_origin, member_file
+from benchsmith.analyzers.typescript.kinds import classify, same_node
+from benchsmith.analyzers.typescript.model import Binding, FileInfo, Plan
+from benchsmith.records import CrossFileRef
+
+_PARAMS = frozenset({"required_parameter", "optional_parameter"})
+_FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration", "function_expression",
+                        "arrow_function", "method_definition", "function", "generator_function"})
+_BLOCKS = frozenset({"statement_block", "program", "for_in_statement", "for_statement", "catch_clause",
+                     "switch_body", "class_body"})
+# declarations a type parameter is visible in
+_GENERIC_DECLS = frozenset({"class_declaration", "abstract_class_declaration", "class", "interface_declaration",
+                            "type_alias_declaration", "method_signature", "function_signature", "call_signature"})
+_NULLISH = frozenset({"null", "undefined"})
+
+
+def annotated_variable(type_node):
+    """The parameter or variable a type (the node of its name) annotates: its identifier node, or None."""
+    t = type_node
+    while t.parent is not None and t.parent.type in ("nested_type_identifier", "generic_type", "union_type",
+                                                     "parenthesized_type"):
+        if t.parent.type == "union_type" and not _one_real_side(t.parent):
+            return None
+        if t.parent.type == "generic_type" and not same_node(t.parent.child_by_field_name("name"), t):
+            return None  # X is a type argument (Array<X>): the variable is not an X
+        t = t.parent
+    ann = t.parent
+    if ann is None or ann.type != "type_annotation":
+        return None
+    owner = ann.parent
+    if owner is None or not same_node(owner.child_by_field_name("type"), ann):
+        return None
+    field = "pattern" if owner.type in _PARAMS else "name" if owner.type == "variable_declarator" else None
+    var = owner.child_by_field_name(field) if field else None
+    return var if var is not None and var.type == "identifier" else None
+
+
+def _one_real_side(union) -> bool:
+    sides = [c for c in union.named_children]
+    return sum(not (c.type in ("literal_type", "predefined_type") and c.text.decode() in _NULLISH)
+               for c in sides) == 1
+
+
+def declared_type(plan: Plan, binding: Binding, type_name_node) -> tuple[str, str, str] | None:
+    """(file, key in its ``members``, the import's local name) of the project type a type name names: ``X`` (an imported class, interface
+    or type alias), ``ns.X`` (an export of a namespace import, or a member of an imported namespace)."""
+    target = binding.site.target
+    parent = type_name_node.parent
+    qualified = parent is not None and parent.type == "nested_type_identifier" and \
+        same_node(parent.child_by_field_name("module"), type_name_node)
+    if qualified:
+        inner = parent.child_by_field_name("name")
+        if inner is None:
+            return None
+        x = inner.text.decode("utf-8", "replace")
+        if binding.imported is None:
+            origin, there = export_origin(plan, target, x)
+            key = there
+        else:
+            origin, there = export_origin(plan, target, binding.imported)
+            key = f"{there}.{x}"
+    elif binding.imported is None:
+        return None
+    else:
+        origin, key = export_origin(plan, target, binding.imported)
+    if key is None or key not in plan.files[origin].members:
+        return None
+    return origin, key, binding.local
+
+
+def scope_of(decl):
+    """The node a declaration's name is visible in: a parameter's function (a type parameter's declaration), else
+    the innermost block; None when no such node is found (the whole file, to be safe)."""
+    node, in_params = decl.parent, False
+    while node is not None:
+        if node.type in ("formal_parameters", "type_parameters"):
+            in_params = True
+        elif in_params and (node.type in _FUNCTIONS or node.type in _GENERIC_DECLS):
+            return node
+        elif node.type == "arrow_function" and same_node(node.child_by_field_name("parameter"), decl):
+            return node
+        elif not in_params and node.type in _BLOCKS:
+            return node
+        node = node.parent
+    return None
+
+
+def typed_member_refs(plan: Plan, path: str, tree, typed: dict[str, list[tuple[object, tuple[str, str, str]]]],
+                      declares) -> list[CrossFileRef]:
+    """``typed``: variable name -> [(its declaring identifier node, ``declared_type``)]; ``declares(node)`` says
+    whether a leaf binds its name.  The references at members of those variables."""
+    if not typed:
+        return []
+    info: FileInfo = plan.files[path]
+    root = tree.root_node
+    pos = info.positions
+    pattern = re.compile(r"(?<![\w$.])(?:" + "|".join(re.escape(n) for n in sorted(typed, key=len, reverse=True))
+                         + r")(?![\w$])")
+    decls: dict[str, list[tuple[int, int, tuple[str, str, str] | None]]] = {}
+    uses: list[tuple[str, object]] = []
+    known = {(n.start_byte, n.end_byte): t for name in typed for n, t in typed[name]}
+    for m in pattern.finditer(info.text):
+        name = m.group(0)
+        b = pos.to_byte(m.start())
+        node = root.descendant_for_byte_range(b, b + len(name.encode("utf-8")))
+        if node is None or node.start_byte != b or node.child_count:
+            continue
+        if declares(node):
+            scope = scope_of(node)
+            if scope is not None:
+                decls.setdefault(name, []).append((scope.start_byte, scope.end_byte,
+                                                   known.get((node.start_byte, node.end_byte))))
+            continue
+        parent = node.parent
+        if node.type == "identifier" and parent is not None and parent.type == "member_expression" and \
+                same_node(parent.child_by_field_name("object"), node):
+            uses.append((name, node))
+    out: list[CrossFileRef] = []
+    for name, node in uses:
+        around = [d for d in decls.get(name, []) if d[0] <= node.start_byte < d[1]]
+        if not around:
+            continue
+        typ = min(around, key=lambda d: d[1] - d[0])[2]  # the innermost declaration of the name
+        member = node.parent.child_by_field_name("property")
+        if typ is None or member is None or member.type != "property_identifier":
+            continue
+        symbol = member.text.decode("utf-8", "replace")
+        defining = member_file(plan, typ[0], typ[1], symbol)
+        if defining is None:
+            continue
+        line, col = pos.line_col(pos.to_char(member.start_byte))
+        out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, "binding-scan",
+                                f"member of {name!r}: {typ[1]}", kind=classify(member)))
+    return out
