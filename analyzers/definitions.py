@@ -70,8 +70,9 @@ def _context(node) -> tuple[str | None, bool]:
     return cls, in_body
 
 
-def find_definition(tree, names: Iterable[str], owner: str = "") -> tuple[int, int, str] | None:
-    """(start line, end line, name) of the best declaration of one of ``names`` in ``tree``; None when none."""
+def find_definition(tree, names: Iterable[str], owner: str = "", top_level: bool = False) -> tuple[int, int, str] | None:
+    """(start line, end line, name) of the best declaration of one of ``names`` in ``tree``; None when none.
+    ``top_level``: only declarations outside any function (what another module can import)."""
     wanted = set(names)
     best = None
     stack = [tree.root_node]
@@ -82,6 +83,8 @@ def find_definition(tree, names: Iterable[str], owner: str = "") -> tuple[int, i
         for name in _declared_names(node):
             if name in wanted:
                 cls, in_body = _context(node)
+                if top_level and in_body:
+                    continue
                 rank = (0 if owner and cls == owner else 1, 1 if in_body else 0, 0 if owner or cls is None else 1,
                         node.start_byte)
                 if best is None or rank < best[0]:
@@ -100,18 +103,62 @@ def _names(ref: CrossFileRef) -> tuple[str, ...]:
 
 def resolve_definitions(analyzer, files: dict[str, SourceFile], refs: list[CrossFileRef]) -> int:
     """Fill ``definition`` on the references that have a defining file of the snapshot but no definition yet;
-    returns how many were found.  One parse per defining file."""
+    returns how many were found.  One parse per file read.
+
+    Where the defining file does not declare the name (a package re-exporting it, a submodule reached through its
+    package), the module itself is the definition when it is named after the symbol; otherwise the one other file
+    of the repository that declares the name outside any function, if exactly one does."""
     trees: dict[str, object] = {}
+
+    def tree(path: str):
+        if path not in trees:
+            trees[path] = analyzer.parser_for(path).parse(files[path].text.encode("utf-8"))
+        return trees[path]
+
+    index: dict[str, set[str]] | None = None  # name -> files declaring it outside any function, built when needed
     found = 0
     for ref in refs:
         if ref.definition is not None or not ref.defining_file or ref.defining_file not in files:
             continue
         path = ref.defining_file
-        if path not in trees:
-            trees[path] = analyzer.parser_for(path).parse(files[path].text.encode("utf-8"))
         owner = ref.import_name if ref.import_name not in ("", "*", ref.symbol) else ""
-        hit = find_definition(trees[path], _names(ref), owner)
+        hit = find_definition(tree(path), _names(ref), owner)
+        if hit is None and _module_name(path) == ref.symbol:
+            hit = (0, max(0, files[path].text.count("\n") - 1), ref.symbol)
+        if hit is None:
+            if index is None:
+                index = _declarations(files, tree)
+            elsewhere = sorted({f for name in _names(ref) for f in index.get(name, ())} - {path})
+            if len(elsewhere) == 1:
+                path, hit = elsewhere[0], find_definition(tree(elsewhere[0]), _names(ref), owner, top_level=True)
         if hit is not None:
             ref.definition = Definition(path, hit[0], hit[1], hit[2])
             found += 1
     return found
+
+
+def _declarations(files: dict[str, SourceFile], tree) -> dict[str, set[str]]:
+    """Name -> the files that declare it outside any function: one walk per file."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(files):
+        stack = [tree(path).root_node]
+        seen = 0
+        while stack and seen < _MAX_NODES:
+            node = stack.pop()
+            seen += 1
+            if _FUNCTIONS.search(node.type) and node.parent is not None:
+                names = list(_declared_names(node))  # the function itself is declared; its body is not walked
+                for name in names:
+                    out.setdefault(name, set()).add(path)
+                continue
+            for name in _declared_names(node):
+                out.setdefault(name, set()).add(path)
+            stack.extend(node.children)
+    return out
+
+
+def _module_name(path: str) -> str:
+    """``pkg/sub/__init__.py`` -> ``sub``, ``pkg/mod.py`` -> ``mod``, ``src/Hct.java`` -> ``Hct``."""
+    parts = path.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    return parts[-2] if stem in ("__init__", "index") and len(parts) > 1 else stem

@@ -116,3 +116,17 @@ def test_definition_rank_and_recall(tmp_path):
     got = definition_recall(split, JsonlError)
     assert got == {"rg1_bm25": {"examples": 4, "with_definition": 3, "recall@1": round(1 / 3, 4),
                                 "recall@5": round(2 / 3, 4)}}
+
+
+def test_a_name_the_defining_file_only_re_exports_is_found_where_it_is_declared():
+    files = {"pkg/__init__.py": SourceFile("pkg/__init__.py", "from .models import Widget\n"),
+             "pkg/models.py": SourceFile("pkg/models.py", "import os\n\n\nclass Widget:\n    size = 1\n"),
+             "pkg/sub/__init__.py": SourceFile("pkg/sub/__init__.py", "X = 1\nY = 2\n"),
+             "pkg/other.py": SourceFile("pkg/other.py", "def f():\n    Widget = 3\n    return Widget\n")}
+    refs = [CrossFileRef("app.py", 1, 4, "Widget", "pkg", "pkg/__init__.py"),
+            CrossFileRef("app.py", 2, 4, "sub", "pkg", "pkg/sub/__init__.py", kind=ReferenceKind.MODULE_MEMBER)]
+    assert resolve_definitions(get_analyzer("python"), files, refs) == 2
+    assert refs[0].definition.to_dict() == {"file": "pkg/models.py", "start_line": 3, "end_line": 4,
+                                            "symbol": "Widget"}  # other.py's local Widget is no declaration
+    assert (refs[1].definition.file, refs[1].definition.start_line, refs[1].definition.end_line) == \
+        ("pkg/sub/__init__.py", 0, 1)
