@@ -96,6 +96,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--stride", type=int, help="sliding-window stride (default: non-overlapping)")
     r.add_argument("--dense-model", help="local path of an embedding model for the dense retriever")
     r.add_argument("--next-chunk", action="store_true", help="also return the chunk that follows each hit")
+    r.add_argument("--definition-context", action="store_true",
+                   help="also write line_completion_oracle_definition.jsonl: each example's definition "
+                        "(metadata.definition) as its cross-file context, the bound of what retrieval could give")
     x = p.add_argument_group("execution")
     x.add_argument("--workers", type=_positive, help="parallel repositories (default: all cores)")
     x.add_argument("--executor", type=ExecutorKind, choices=list(ExecutorKind), default=ExecutorKind.LOCAL)
@@ -135,7 +138,8 @@ def config_from_args(args: argparse.Namespace):
     retrievers = () if args.retrievers.strip().lower() == "none" else tuple(
         r.strip() for r in args.retrievers.split(",") if r.strip())
     retrieval = {"top_k": args.top_k, "window": args.window, "stride": args.stride,
-                 "return_next_chunk": args.next_chunk, "dense_model": args.dense_model}
+                 "return_next_chunk": args.next_chunk, "dense_model": args.dense_model,
+                 "definition_context": args.definition_context}
     return BuildConfig(
         language=args.lang,
         output=args.output,

@@ -81,6 +81,9 @@ class RetrievalConfig:
     bm25_k1: float = 1.5
     bm25_b: float = 0.75
     bm25_epsilon: float = 0.25
+    # also the definition oracle (builders/cceval/definition_context.py): each example's definition as its context
+    definition_context: bool = False
+    definition_max_lines: int = 60
 
     def __post_init__(self) -> None:
         self.retrievers = tuple(self.retrievers)
@@ -248,4 +251,9 @@ def retrieve_for_repo(
                     on_progress(len(members))
         for setting in settings:
             out[keys[setting]] = [ex for ex in results[setting] if ex is not None]
+    if config.definition_context:
+        from benchsmith.builders.cceval.definition_context import with_definitions
+
+        out.update(with_definitions(examples, files, lambda chunks: render_context(chunks, comment_prefix),
+                                    config.definition_max_lines))
     return out

@@ -130,3 +130,20 @@ def test_a_name_the_defining_file_only_re_exports_is_found_where_it_is_declared(
                                             "symbol": "Widget"}  # other.py's local Widget is no declaration
     assert (refs[1].definition.file, refs[1].definition.start_line, refs[1].definition.end_line) == \
         ("pkg/sub/__init__.py", 0, 1)
+
+
+def test_the_definition_oracle_gives_each_example_its_definition(tmp_path):
+    from benchsmith.builders.cceval.definition_context import KEY, with_definitions
+    from benchsmith.records import CompletionExample, ExampleMetadata
+
+    defining = SourceFile("pkg/models.py", "import os\n\n\nclass Widget:\n    size = 1\n    big = 2\n")
+    d = {"file": "pkg/models.py", "start_line": 3, "end_line": 5, "symbol": "Widget"}
+    meta = ExampleMetadata("t1", "r", "app.py", 0, 1, 2, definition=d)
+    examples = [CompletionExample("x = ", "Widget()", "\n", meta),
+                CompletionExample("y = ", "other()", "\n", ExampleMetadata("t2", "r", "app.py", 0, 1, 2))]
+    out = with_definitions(examples, [defining], lambda chunks: "|".join(c.retrieved_chunk for c in chunks), 2)
+    first, second = out[KEY]
+    assert first.crossfile_context.list[0].retrieved_chunk == "class Widget:\n    size = 1"  # capped at 2 lines
+    assert first.crossfile_context.text == "class Widget:\n    size = 1"
+    assert first.metadata.retrieved_lines == [[3, 4]] and definition_rank(first.to_dict()) == 1
+    assert second.crossfile_context.list == [] and second.metadata.retrieved_lines == []
