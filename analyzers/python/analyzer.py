@@ -10,14 +10,16 @@ from pathlib import Path
 
 from benchsmith import confine
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Diagnostic, Tree
-from benchsmith.analyzers.python.attribution import locate_definition, to_ref
+from benchsmith.analyzers.python.attribution import refine, to_ref
+from benchsmith.analyzers.python.kinds import UseContexts
 from benchsmith.analyzers.python.lines import LineNumbering, python_lines
 from benchsmith.analyzers.python.modules import UNPARSABLE, ModuleIndex
+from benchsmith.analyzers.python.pragmas import neutralise
 from benchsmith.analyzers.python.stubs import FileStubs, stub_file
 from benchsmith.analyzers.python.toolchain import (PYLINT_MESSAGES, diagnostics, message_path, run_pylint,
                                                    write_rcfile)
-from benchsmith.files import RepoSnapshot, write_tree
-from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+from benchsmith.files import RepoSnapshot, SourceFile, write_tree
+from benchsmith.records import CrossFileRef, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import ToolMissing
 
 Messages = list[dict]  # one pylint run's json2 messages
@@ -40,12 +42,17 @@ class PythonPlan:
     seen: set[tuple[str, int, int]] = field(default_factory=set)
     lines: dict[str, list[str]] = field(default_factory=dict)  # original text in Python's lines, per file
     numbering: dict[str, LineNumbering] = field(default_factory=dict)
+    contexts: dict[str, UseContexts] = field(default_factory=dict)  # per file, built on its first ref
 
 
 class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
     language = "python"
     extensions = (".py",)
     grammar_module = "tree_sitter_python"
+    reference_kinds = frozenset({ReferenceKind.MEMBER, ReferenceKind.INHERITED_MEMBER, ReferenceKind.MODULE_MEMBER,
+                                 ReferenceKind.CONSTRUCTOR, ReferenceKind.ATTRIBUTE, ReferenceKind.TYPE})
+    import_pattern = r"\s*(?:from\s+[\w.]+\s+)?import\b"
+    enclosing_ends = frozenset({"decorator"})
     comment_prefix = "#"
     statement_terminators = None  # logical lines
     dockerfile = "pylint.Dockerfile"
@@ -65,6 +72,8 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
         repo = snapshot.name
         index = ModuleIndex(snapshot.files)
         stubbed: dict[str, FileStubs] = {}
+        # What pylint lints: the repository's own pragmas made inert (same positions), in both trees.
+        linted = {f.path: neutralise(f.text) for f in snapshot.files}
         for f in snapshot.files:
             try:
                 ast.parse(f.text)
@@ -73,7 +82,7 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
                 result.exclusions.append(Exclusion(f"{repo}/{f.path}", Stage.ANALYZER, Reason.SYNTAX_ERROR,
                                                    f"line {getattr(exc, 'lineno', '?')}: {detail}", repo))
                 continue
-            s = stub_file(f, index)
+            s = stub_file(SourceFile(f.path, linted[f.path]) if linted[f.path] is not f.text else f, index)
             if s is not None:
                 stubbed[f.path] = s
         result.stats["files"] = len(snapshot.files)
@@ -86,9 +95,17 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
         stub_tree = workdir / "stubbed"
         if stub_tree.exists():
             shutil.rmtree(stub_tree)
-        write_tree(stub_tree, {f.path: (stubbed[f.path].stubbed_text if f.path in stubbed else f.text)
+        write_tree(stub_tree, {f.path: (stubbed[f.path].stubbed_text if f.path in stubbed else linted[f.path])
                                for f in snapshot.files})
-        return PythonPlan(repo, snapshot.root, stub_tree, rcfile, home, index,
+        original = snapshot.root
+        changed = {f.path: linted[f.path] for f in snapshot.files if linted[f.path] is not f.text}
+        result.stats["files_with_pylint_pragmas"] = len(changed)
+        if changed:  # the vetted snapshot stays as the repository wrote it; pylint reads a copy
+            original = workdir / "original"
+            if original.exists():
+                shutil.rmtree(original)
+            write_tree(original, {f.path: linted[f.path] for f in snapshot.files})
+        return PythonPlan(repo, original, stub_tree, rcfile, home, index,
                           {f.path: f.text for f in snapshot.files}, stubbed)
 
     def run(self, plan: PythonPlan, tree: Tree, result: AnalysisResult) -> Messages | None:
@@ -145,16 +162,18 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
         if ref is None:
             plan.unattributed += 1
             return None
+        if d.file not in plan.contexts:
+            tree = plan.index.tree(d.file)
+            plan.contexts[d.file] = UseContexts.of(tree, plan.texts[d.file]) if tree else UseContexts({}, set())
+        refined = refine(ref, plan.stubbed[d.file], plan.index, plan.contexts[d.file])  # Python positions
         ref.line, ref.column = numbering.to_lf(ref.line, ref.column)
-        located = locate_definition(ref, plan.index)
-        if located is None:
+        if refined is None:
             # e.g. ``urlparse(x).scheme`` where the project re-exports a stdlib name: not a project API.
             result.exclusions.append(Exclusion(
                 f"{repo}/{ref.file}:{ref.line + 1}:{ref.column + 1}", Stage.ANALYZER,
                 Reason.SYMBOL_NOT_IN_REPOSITORY, f"{ref.symbol!r} (via {ref.import_name}) is not defined "
                 "in another file of the repository", repo))
             return None
-        ref.defining_file = located
         k = (ref.file, ref.line, ref.column)
         if k in plan.seen:
             return None

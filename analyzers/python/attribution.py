@@ -5,31 +5,48 @@ from __future__ import annotations
 import re
 
 from benchsmith.analyzers.base import Diagnostic
+from benchsmith.analyzers.python.kinds import Declared, UseContexts, class_nodes, find_member, stubbed_base
+from benchsmith.analyzers.python.lines import python_lines
 from benchsmith.analyzers.python.modules import ModuleIndex
 from benchsmith.analyzers.python.stubs import Binding, FileStubs
-from benchsmith.records import CrossFileRef
+from benchsmith.records import CrossFileRef, Definition, ReferenceKind
 
-_OWNER_RE = re.compile(r"^(?:Class|Instance of) '([^']+)' has no '([^']+)' member")
+_OWNER_RE = re.compile(r"^(?:Class|Instance of|Super of) '([^']+)' has no '([^']+)' member")
 _QUOTED_RE = re.compile(r"'([^']+)'")
 _NAME_AT_RE = re.compile(r"[A-Za-z_][\w]*")
 
 
 def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]) -> CrossFileRef | str | None:
     """The reference a new diagnostic reveals; None when it is no use of a project name; a reason (str) when
-    it is one but pylint's position does not hold the name (recorded, never silently dropped)."""
+    it is one but pylint's position does not hold the name (recorded, never silently dropped).  Its kind is
+    MODULE_MEMBER for a submodule or re-exported name reached through a module, INHERITED_MEMBER for a member
+    of a class of this file whose base is a stubbed import, MEMBER otherwise (``refine`` reads the rest)."""
     if d.code == "E1101":
         m = _OWNER_RE.match(d.message)
         if not m or d.end_line is None or d.end_column is None:
             return None
         owner, member = m.group(1), m.group(2)
         candidates = stubs.bindings.get(owner)
+        kind = ReferenceKind.MEMBER
         if not candidates:
-            return None
+            # ``self.splitter`` in a class of this file whose base class is a stubbed import
+            tree = index.tree(d.file)
+            base = stubbed_base(tree, owner, set(stubs.bindings)) if tree is not None else None
+            if base is None:
+                return None
+            candidates, owner, kind = stubs.bindings[base], base, ReferenceKind.INHERITED_MEMBER
         line, col = d.end_line, d.end_column - len(member)
         if not (0 <= line < len(lines)) or lines[line][col : col + len(member)] != member:
             return f"pylint places {owner}.{member} at {line + 1}:{col + 1}, which does not hold {member!r}"
         binding = _pick(candidates, member, index)
-        return CrossFileRef(d.file, line, col, member, owner, binding.defining_file, d.code, d.message)
+        file = binding.defining_file
+        if kind is ReferenceKind.MEMBER and index.is_project(binding.module):
+            submodule = f"{binding.module}.{member}"
+            if index.is_module(submodule):  # ``pkg.`` | ``submodule.Name``
+                kind, file = ReferenceKind.MODULE_MEMBER, index.file_for(submodule, d.file)
+            elif file and file != index.file_for(binding.module, d.file):  # a name the module re-exports
+                kind = ReferenceKind.MODULE_MEMBER
+        return CrossFileRef(d.file, line, col, member, owner, file, d.code, d.message, kind)
     if d.code == "E0602":
         m = _QUOTED_RE.search(d.message)
         if not m:
@@ -49,6 +66,52 @@ def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]
     name = m.group(0)
     binding = stubs.bindings[name][0]
     return CrossFileRef(d.file, d.line, d.column, name, name, binding.defining_file, d.code, d.message)
+
+
+def refine(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex, contexts: UseContexts) -> CrossFileRef | None:
+    """``ref`` with its defining file, definition and kind settled; None when no other project file defines
+    what it names.  A member of a repository class is looked up along the class's base chain (declared in a
+    base: INHERITED_MEMBER; declared by no repository class but reached through one whose chain leaves the
+    repository, ``anim.setEndValue`` on a subclass of a Qt class: INHERITED_MEMBER, defined by that class)."""
+    if ref.kind is ReferenceKind.MODULE_MEMBER and index.is_module(_submodule(ref, stubs)):
+        n = len(python_lines(index.texts.get(ref.defining_file or "", ""))) if ref.defining_file else 0
+        if ref.defining_file and ref.defining_file != ref.file:
+            ref.definition = Definition(ref.defining_file, 0, max(0, n - 1), ref.symbol)
+            return ref
+    declared = _through_class(ref, stubs, index)
+    if declared is not None:
+        if declared.file != ref.defining_file or not declared.own:
+            if ref.kind is ReferenceKind.MEMBER:
+                ref.kind = ReferenceKind.INHERITED_MEMBER
+        ref.defining_file, ref.definition = declared.file, declared.definition()
+    else:
+        located = locate_definition(ref, index)
+        if located is None:
+            return None
+        ref.defining_file = located
+    if ref.kind is ReferenceKind.MEMBER:
+        tree = index.tree(ref.defining_file) if ref.defining_file else None
+        is_class = tree is not None and bool(class_nodes(tree, ref.symbol))
+        ref.kind = contexts.kind((ref.line, ref.column), is_class)
+    return ref
+
+
+def _submodule(ref: CrossFileRef, stubs: FileStubs) -> str:
+    return next((f"{b.module}.{ref.symbol}" for b in stubs.bindings.get(ref.import_name, [])), "")
+
+
+def _through_class(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex) -> Declared | None:
+    """Where the member is declared when the import names a repository class (an E1101 on it or on a class of
+    this file inheriting it); None for anything else (a module, a function, an external class)."""
+    if ref.diagnostic != "E1101" or not ref.defining_file:
+        return None
+    for b in stubs.bindings.get(ref.import_name, []):
+        if b.defining_file != ref.defining_file or index.is_project(b.module):
+            continue
+        declared = find_member(index, b.defining_file, b.module.rpartition(".")[2], ref.symbol)
+        if declared is not None and declared.file != ref.file:
+            return declared
+    return None
 
 
 def locate_definition(ref: CrossFileRef, index: ModuleIndex) -> str | None:

@@ -21,10 +21,19 @@ class ModuleIndex:
         paths = {f.path for f in files}
         self.by_module: dict[str, list[str]] = {}
         self.module_of: dict[str, str] = {}
+        # PEP 420: a directory without ``__init__.py`` is a namespace package when a directory above it is on
+        # sys.path, and any directory of the repository may be (its root, src/, a scripts folder).
+        self.namespaces: set[str] = set()
         for path in sorted(paths):
             name = self._module_name(path, paths)
             self.module_of[path] = name
             self.by_module.setdefault(name, []).append(path)
+        for path in sorted(paths):
+            for alias, spaces in _namespace_names(path, self.module_of[path]):
+                self.namespaces.update(spaces)
+                held = self.by_module.setdefault(alias, [])
+                if path not in held:
+                    held.append(path)
         self.texts = {f.path: f.text for f in files}
         self._trees: dict[str, ast.AST | None] = {}
         self._definers: dict[str, list[str]] | None = None
@@ -60,6 +69,10 @@ class ModuleIndex:
         return ".".join(parts)
 
     def is_project(self, module: str) -> bool:
+        return module in self.by_module or module in self.namespaces
+
+    def is_module(self, module: str) -> bool:
+        """A module or package with a file of its own (a namespace package has none)."""
         return module in self.by_module
 
     def file_for(self, module: str, near: str) -> str | None:
@@ -102,16 +115,55 @@ class ModuleIndex:
         tree = self.tree(file)
         if tree is None:
             return file
-        for node in tree.body:
+        stars: list[str] = []
+        for node in _module_level(tree):
             if isinstance(node, ast.ImportFrom):
+                target = self.resolve_relative(file, node.level, node.module)
+                if not target or not self.is_project(target):
+                    continue
                 for alias in node.names:
-                    if (alias.asname or alias.name) == name and alias.name != "*":
-                        target = self.resolve_relative(file, node.level, node.module)
-                        if target and self.is_project(target):
-                            found = self.defining_file(target, alias.name, file, depth + 1)
-                            if found:
-                                return found
+                    if alias.name == "*":
+                        stars.append(target)
+                    elif (alias.asname or alias.name) == name:
+                        found = self.defining_file(target, alias.name, file, depth + 1)
+                        if found:
+                            return found
+        # ``from .x import *`` in a package's __init__: the first star module whose file names it.
+        for target in stars:
+            found = self.defining_file(target, name, file, depth + 1)
+            if found and found != file and re.search(rf"\b{re.escape(name)}\b", self.texts.get(found, "")):
+                return found
         return file
+
+
+def _namespace_names(path: str, name: str) -> list[tuple[str, list[str]]]:
+    """The longer dotted names of a file reached through namespace packages: for ``a/b/c.py`` with no
+    ``__init__.py`` in a/ or b/, ``b.c`` (namespace ``b``) and ``a.b.c`` (namespaces ``a``, ``a.b``)."""
+    parts = PurePosixPath(path).parts
+    depth = len(name.split(".")) if name else 0
+    # the directories above the regular package (or the file), innermost first
+    outer = parts[: len(parts) - (depth if parts[-1] != "__init__.py" else depth + 1)]
+    out: list[tuple[str, list[str]]] = []
+    for i in range(len(outer) - 1, -1, -1):
+        dirs = list(outer[i:])
+        if not all(d.isidentifier() for d in dirs):
+            break
+        spaces = [".".join(dirs[: j + 1]) for j in range(len(dirs))]
+        out.append((".".join([*dirs, name]) if name else ".".join(dirs), spaces))
+    return out
+
+
+def _module_level(tree: ast.AST):
+    """Statements run when the module is imported: its body and the bodies of its top-level ``if``/``try``
+    (``if TYPE_CHECKING:``, ``try: from .fast import x except ImportError: ...``)."""
+    todo = list(getattr(tree, "body", []))
+    while todo:
+        node = todo.pop(0)
+        yield node
+        if isinstance(node, (ast.If, ast.Try)):
+            todo[:0] = [*node.body, *getattr(node, "handlers", []), *node.orelse, *getattr(node, "finalbody", [])]
+        elif isinstance(node, ast.ExceptHandler):
+            todo[:0] = node.body
 
 
 def defined_names(tree: ast.AST) -> set[str]:
