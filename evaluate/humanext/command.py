@@ -31,6 +31,11 @@ from benchsmith.evaluate.humanext.plan import Plan, execute, plan_model, scored_
 from benchsmith.evaluate.humanext.results import model_results
 
 
+# stderr kept per run (its tail: a traceback, MemoryError); each run is judged as it ends and its output
+# dropped, so the scorer holds at most workers x (output_cap + STDERR_KEEP) of output at any time
+STDERR_KEEP = 64 * 1024
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variants", required=True, type=Path,
                         help="variants.jsonl from `benchsmith build humanext` (or the directory holding it)")
@@ -100,7 +105,7 @@ def score(args: argparse.Namespace, console=None) -> Path:
     # room on the results channel for return values of a few MB (judge.RECORD_LIMIT each); prints beyond it
     # still end the run as output_limit
     sandbox = Sandbox(backend=args.sandbox, timeout=args.timeout, memory_mb=args.memory_mb, workers=args.workers,
-                      hide=hidden, output_cap=4 * 1024 * 1024)
+                      hide=hidden, output_cap=4 * 1024 * 1024, stderr_keep=STDERR_KEEP)
     try:
         if console is not None:
             console.print(f"executing {len(plan.programs)} distinct programs for {len(plan.samples)} samples "

@@ -94,7 +94,8 @@ def model_names(paths: Sequence[Path], names: Sequence[str] | None) -> list[str]
     names = list(names or [])
     if len(names) > len(paths):
         raise ReportInputError(f"{len(names)} --model-name for {len(paths)} --predictions files")
-    out = names + [p.stem for p in paths[len(names):]]
+    # a file name's undecodable bytes (surrogate escapes) cannot be written in the UTF-8 report: escape them
+    out = [n.encode("utf-8", "backslashreplace").decode("utf-8") for n in names + [p.stem for p in paths[len(names):]]]
     dup = [n for n, c in Counter(out).items() if c > 1]
     if dup:
         raise ReportInputError(f"model name {dup[0]!r} is used twice; give each file its own --model-name")

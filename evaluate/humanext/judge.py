@@ -228,11 +228,13 @@ class Judgment:
     def cleaned(self) -> "Judgment":
         """Every text bounded and encodable as UTF-8 (a candidate's ``ValueError('\\udc80')`` reaches ``detail``;
         the report must still be written)."""
-        return dataclasses.replace(self, detail=_text(self.detail, 500), assertion=_text(self.assertion, 1000),
-                                   returned=_text(self.returned, 1000), error=_text(self.error, 300))
+        return dataclasses.replace(self, detail=bounded_text(self.detail, 500),
+                                   assertion=bounded_text(self.assertion, 1000),
+                                   returned=bounded_text(self.returned, 1000), error=bounded_text(self.error, 300))
 
 
-def _text(value, limit: int):
+def bounded_text(value, limit: int):
+    """``value`` cut to ``limit`` characters, lone surrogates escaped (the report is written as UTF-8)."""
     if value is None:
         return None
     return str(value)[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
@@ -348,6 +350,8 @@ def try_plan(tests: str, entry_point: str | None = None) -> tuple[TestPlan | Non
         return plan_tests(tests, entry_point), None
     except NotJudgeable as exc:
         return None, str(exc)
+    except (ValueError, RecursionError, MemoryError) as exc:  # tests nested past the parser's stack
+        return None, f"tests not parsed here: {type(exc).__name__}"
 
 
 __all__ = ["TestPlan", "Check", "CandidateCall", "Judgment", "NotJudgeable", "plan_tests", "try_plan",

@@ -58,7 +58,7 @@ def check_collisions(items: Iterable[Any]) -> list[Any]:
             except TypeError:
                 continue
         if hashes and max(hashes.values()) > COLLISION_LIMIT:
-            raise EvalError(f"{max(hashes.values())} elements share one hash value")
+            raise EvalError(f"a set or dict whose {max(hashes.values())} elements share one hash value")
     return items
 
 _PLAIN_TAGS = ("tuple", "dict", "set", "frozenset", "complex", "bytes")

@@ -11,7 +11,8 @@ from typing import Any, Sequence
 from benchsmith.evaluate.generation.truncation import (defines_function, extract_code, remove_function,
                                                        strip_prompt, truncate)
 from benchsmith.evaluate.humanext.inputs import ModelPredictions, ReportInputError
-from benchsmith.evaluate.humanext.judge import TestPlan, harness_program, judge, try_plan
+from benchsmith.evaluate.humanext.judge import TestPlan, bounded_text, harness_program, judge, try_plan
+from benchsmith.evaluate.sandbox import ExecResult, Verdict
 from benchsmith.evaluate.predictions import Prediction
 from benchsmith.evaluate.humanext.style import Style, classify_source
 from benchsmith.humanext_program import assemble_program, program_prefix
@@ -171,21 +172,40 @@ def plan_model(plan: Plan, model: ModelPredictions, variants: Sequence[PromptVar
                 plan.exit_status_reasons[why or "unknown"] += 1
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What is kept of one program's run: its verdict (the output itself is dropped as soon as it is judged)."""
+
+    verdict: str
+    passed: bool
+    detail: str
+
+
+def outcome(plan: Plan, idx: int, res: ExecResult) -> Outcome:
+    test_plan = plan.test_plans[idx]
+    if test_plan is not None:
+        j = judge(test_plan, res)  # never raises: a broken judgment is a judge_error verdict
+        return Outcome(j.verdict.value, j.passed, j.detail)
+    try:
+        lines = res.stdout.rstrip("\n").splitlines()
+        reached = bool(lines) and lines[-1] == plan.markers[idx]
+        verdict, detail = res.verdict.value, res.detail
+        if res.passed and not reached:
+            verdict, detail = Verdict.FAILED.value, "exited with status 0 before the tests finished"
+        return Outcome(verdict, res.passed and reached, bounded_text(detail, 500))
+    except Exception as exc:  # noqa: BLE001 - one sample must never lose the report
+        why = f"judging failed: {type(exc).__name__}: {exc}"
+        return Outcome(Verdict.JUDGE_ERROR.value, False, bounded_text(why, 500))
+
+
 def execute(plan: Plan, sandbox, progress: bool) -> list[SampleResult]:
-    results = sandbox.run_many(plan.programs, progress=progress)
+    """Run every distinct program and judge it as soon as it ends (in the sandbox's worker threads), so at most
+    one output per worker is held at a time, whatever the number of samples."""
+    outcomes: list[Outcome] = sandbox.run_many(plan.programs, progress=progress,
+                                               reduce=lambda idx, res: outcome(plan, idx, res))
     out: list[SampleResult] = []
     for shell, idx in plan.samples:
-        res = results[idx]
-        test_plan = plan.test_plans[idx]
-        if test_plan is not None:
-            j = judge(test_plan, res)
-            shell.verdict, shell.passed, shell.detail = j.verdict.value, j.passed, j.detail
-        else:
-            lines = res.stdout.rstrip("\n").splitlines()
-            reached = bool(lines) and lines[-1] == plan.markers[idx]
-            verdict, detail = res.verdict.value, res.detail
-            if res.passed and not reached:
-                verdict, detail = "failed", "exited with status 0 before the tests finished"
-            shell.verdict, shell.passed, shell.detail = verdict, res.passed and reached, detail
+        o = outcomes[idx]
+        shell.verdict, shell.passed, shell.detail = o.verdict, o.passed, o.detail
         out.append(shell)
     return out

@@ -57,11 +57,18 @@ class StyleResult:
     references: int = 0  # other loads of its name
 
 
+# characters of prompt + completion the classifier parses: far above any function a model writes, while a
+# completion of megabytes would cost the parent seconds and memory for a label
+SOURCE_LIMIT = 1 << 20
+
+
 def classify_source(source: str, target: str, auxiliary: str) -> StyleResult:
     """Classify the implementation of ``target`` in ``source`` (prompt + truncated completion)."""
+    if len(source) > SOURCE_LIMIT:
+        return StyleResult(Style.UNPARSEABLE)
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a 100k-term expression nests that deep
         return StyleResult(Style.UNPARSEABLE)
     fn = _target_def(tree, target)
     if fn is None:

@@ -12,7 +12,7 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from benchsmith import runner
 from benchsmith.evaluate.sandbox.forkserver import ZygoteDied, ZygotePool, child_env, zygote_request
@@ -59,6 +59,7 @@ class Sandbox:
         engine: str | None = None,
         forkserver: bool = True,
         hide: Sequence[str | os.PathLike] = (),
+        stderr_keep: int | None = None,
     ) -> None:
         self.backend = SandboxBackend(backend)
         if timeout <= 0:
@@ -67,6 +68,9 @@ class Sandbox:
         self.memory_mb = int(memory_mb)
         self.max_processes = int(max_processes)
         self.output_cap = int(output_cap)
+        # bytes of stderr kept per run (its tail: where the verdict's evidence is); the rest still counts
+        # towards output_cap.  None: as much as output_cap lets through
+        self.stderr_keep = None if stderr_keep is None else max(0, int(stderr_keep))
         self.workers = max(1, int(workers or os.cpu_count() or 1))
         self.file_size_mb = int(file_size_mb)
         self.scratch_mb = int(scratch_mb)
@@ -130,21 +134,29 @@ class Sandbox:
         start = time.monotonic()
         try:
             if self.backend is SandboxBackend.CONTAINER:
-                return self._run_container(program, timeout)
-            return self._run_local(program, timeout)
+                return self._kept(self._run_container(program, timeout))
+            return self._kept(self._run_local(program, timeout))
         except SandboxUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001 - one broken run must not lose a batch
             return ExecResult(Verdict.ERROR, None, "", "", time.monotonic() - start,
                               detail=f"sandbox error: {type(exc).__name__}: {exc}")
 
+    def _kept(self, res: ExecResult) -> ExecResult:
+        if self.stderr_keep is not None and len(res.stderr) > self.stderr_keep:
+            res.stderr = res.stderr[len(res.stderr) - self.stderr_keep:]
+        return res
+
     def run_many(self, programs: Sequence[str], timeout: float | None = None,
-                 progress: bool = False) -> list[ExecResult]:
+                 progress: bool = False, reduce: Callable[[int, ExecResult], Any] | None = None) -> list[Any]:
+        """One result per program, in order.  With ``reduce``, each run's result is passed to it (program index,
+        result) as soon as the run ends, in the worker's thread, and what it returns is kept instead: a caller
+        that needs a verdict, not the output, then holds at most ``workers`` outputs at any time."""
         programs = list(programs)
         if not programs:
             return []
         _ = self.isolation  # probe once, before the threads start
-        results: list[ExecResult | None] = [None] * len(programs)
+        results: list[Any] = [None] * len(programs)
         ctx = None
         advance: Callable[[], None] | None = None
         if progress:
@@ -165,7 +177,8 @@ class Sandbox:
             with ThreadPoolExecutor(max_workers=min(self.workers, len(programs)),
                                     thread_name_prefix="sandbox") as pool:
                 def one(i: int) -> None:
-                    results[i] = self.run(programs[i], timeout)
+                    res = self.run(programs[i], timeout)
+                    results[i] = res if reduce is None else reduce(i, res)
                     if advance is not None:
                         advance()
 
@@ -174,7 +187,7 @@ class Sandbox:
         finally:
             if ctx is not None:
                 ctx.stop()
-        return [r for r in results if r is not None]
+        return results
 
     # -- backends ----------------------------------------------------------------------------------------------
     def _limits(self, timeout: float) -> Limits:
@@ -199,7 +212,7 @@ class Sandbox:
             for attempt in (1, 2):  # a fork server that died is replaced once
                 zygote = pool.acquire()
                 try:
-                    res = zygote.run(request, program, timeout, self.output_cap)
+                    res = zygote.run(request, program, timeout, self.output_cap, self.stderr_keep)
                 except ZygoteDied as exc:
                     pool.release(zygote, healthy=False)
                     if attempt == 2:

@@ -82,8 +82,10 @@ class Zygote:
             raise ZygoteDied(f"fork server exited (status {self.proc.poll()})")
         return json.loads(data)
 
-    def run(self, request: dict, program: str, timeout: float, output_cap: int) -> runner.RunResult:
-        """One program; output pipes and the control socket are multiplexed in the calling thread."""
+    def run(self, request: dict, program: str, timeout: float, output_cap: int,
+            stderr_keep: int | None = None) -> runner.RunResult:
+        """One program; output pipes and the control socket are multiplexed in the calling thread.  Of stderr
+        only the last ``stderr_keep`` bytes are held (all of it counts towards ``output_cap``)."""
         import array
         import json
         import selectors
@@ -169,6 +171,8 @@ class Zygote:
                     if room > 0:
                         chunks[fd].append(data[:room])
                         sizes[fd] += min(room, len(data))
+                        if fd == err_r and stderr_keep is not None:
+                            chunks[fd] = [_tail(chunks[fd], stderr_keep)]
                     if len(data) > room:
                         truncated = True
                         kill()  # keep draining until the pipes close
@@ -203,6 +207,12 @@ class Zygote:
 
                 _remove_tree(self.cgroup)
                 self.cgroup = None
+
+
+def _tail(chunks: list[bytes], keep: int) -> bytes:
+    if sum(map(len, chunks)) <= keep:
+        return b"".join(chunks)
+    return b"".join(chunks)[-keep:] if keep else b""
 
 
 class ZygotePool:
