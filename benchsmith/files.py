@@ -8,11 +8,12 @@ followed (and the copy contains none).
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from benchsmith.records import Exclusion, Reason, Stage
 
@@ -109,19 +110,42 @@ def printable_name(rel: str) -> str:
         return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _path_reason(exc: OSError) -> Reason:
+    """The exclusion reason of a path the system would not let us look at."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return Reason.PATH_TOO_LONG
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return Reason.SOURCE_NOT_FOUND  # gone since its directory was listed
+    return Reason.UNREADABLE_PATH
+
+
+def _walk(root: Path, on_error: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk`` without following links, reporting each directory it cannot list (a path past PATH_MAX, no
+    permission) instead of passing over it in silence."""
+    return os.walk(root, followlinks=False, onerror=on_error)
+
+
 def iter_candidate_paths(repo: Path, extensions: Iterable[str], repo_name: str, drop) -> Iterable[tuple[str, Path]]:
     """Yield (relative path, absolute path) of regular files with the given extensions, in sorted order.
-    Symlinks (files or directories) are reported through ``drop`` and never followed."""
+    Symlinks (files or directories) are reported through ``drop`` and never followed, and so is every directory
+    that cannot be listed (``path_too_long``, ``unreadable_path``): its files are lost, not silently."""
     exts = tuple(extensions)
     root = repo.resolve()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unlisted(exc: OSError) -> None:
+        where = exc.filename if isinstance(exc.filename, str) else os.fsdecode(exc.filename or b"")
+        rel = os.path.relpath(where, root).replace(os.sep, "/") if where else "."
+        length = f" ({len(os.fsencode(where))} bytes)" if exc.errno == errno.ENAMETOOLONG else ""
+        drop(rel, _path_reason(exc), f"directory not listed: {exc.strerror}{length}; no file in it was read")
+
+    for dirpath, dirnames, filenames in _walk(root, unlisted):
         base = Path(dirpath)
         keep_dirs = []
         for d in sorted(dirnames):
             full = base / d
             if d in SKIP_DIRS:
                 continue
-            if full.is_symlink():
+            if os.path.islink(full):  # os.path.islink, unlike Path.is_symlink, never raises (ENAMETOOLONG)
                 rel = full.relative_to(root).as_posix()
                 target = Path(os.path.realpath(full))
                 reason = Reason.SYMLINK if _is_inside(target, root) else Reason.SYMLINK_OUTSIDE
@@ -135,6 +159,16 @@ def iter_candidate_paths(repo: Path, extensions: Iterable[str], repo_name: str, 
             full = base / name
             rel = full.relative_to(root).as_posix()
             yield rel, full
+
+
+def read_regular_file(path: Path, max_bytes: int) -> bytes:
+    """At most ``max_bytes + 1`` bytes of a file ``lstat`` called regular.  ``O_NOFOLLOW`` and ``O_NONBLOCK``, then
+    ``fstat`` again: a link or a FIFO swapped in since is neither followed nor waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file any more")
+        return fh.read(max_bytes + 1)
 
 
 def snapshot(
@@ -166,7 +200,7 @@ def snapshot(
         try:
             st = os.lstat(full)
         except OSError as exc:
-            drop(rel, Reason.SOURCE_NOT_FOUND, f"cannot stat: {exc}")
+            drop(rel, _path_reason(exc), f"cannot stat: {exc.strerror}")
             continue
         if stat.S_ISLNK(st.st_mode):
             target = Path(os.path.realpath(full))
@@ -182,13 +216,10 @@ def snapshot(
         if len(snap.files) >= limits.max_files:
             drop(rel, Reason.TOO_MANY_FILES, f"more than {limits.max_files} source files")
             continue
-        # O_NOFOLLOW: the file could have been swapped for a symlink since lstat.
         try:
-            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as fh:
-                data = fh.read(limits.max_bytes + 1)
+            data = read_regular_file(full, limits.max_bytes)
         except OSError as exc:
-            drop(rel, Reason.SOURCE_NOT_FOUND, f"cannot read: {exc}")
+            drop(rel, _path_reason(exc), f"cannot read: {exc.strerror}")
             continue
         if b"\x00" in data[:8192]:
             drop(rel, Reason.BINARY_FILE, "NUL byte in the first 8 KiB")
@@ -239,9 +270,10 @@ def read_data_files(
     deterministic."""
     root = Path(repo).resolve()
     found: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    # a directory that cannot be listed is passed over here: the snapshot's walk records it
+    for dirpath, dirnames, filenames in _walk(root, lambda exc: None):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not prune(d)
-                             and not (Path(dirpath) / d).is_symlink())
+                             and not os.path.islink(os.path.join(dirpath, d)))
         for name in sorted(filenames):
             if not wanted(name):
                 continue
@@ -252,9 +284,7 @@ def read_data_files(
                 st = os.lstat(full)
                 if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
                     continue
-                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW)
-                with os.fdopen(fd, "rb") as fh:
-                    text = fh.read(max_bytes + 1).decode("utf-8")
+                text = read_regular_file(full, max_bytes).decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
             found[full.relative_to(root).as_posix()] = text.removeprefix("\ufeff")

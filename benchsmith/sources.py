@@ -5,6 +5,8 @@ Everything a source holds is untrusted (SECURITY.md):
 - git runs under ``git_environment()``: no system or user configuration, command-scope settings that switch off
   hooks, fsmonitor, signature programs, pagers, credential helpers, filters and submodule recursion, and only the
   transport the user's URL names; a pinned commit must be hex (``commit_invalid``);
+- a local work tree's ``.git`` is read as data (``benchsmith.gitmeta``): bounded, no link followed, no FIFO or
+  device opened, its configuration never read; what is refused is recorded (``git_metadata_refused``);
 - archives are extracted member by member with every path checked (no ``..``, no absolute paths), so a zip-slip
   archive is refused with a recorded reason instead of writing outside the work directory; links, devices,
   duplicates and members over the ``ArchiveBudget`` are recorded on the ``Checkout`` and never materialised;
@@ -25,7 +27,8 @@ from pathlib import Path
 
 from benchsmith.archives import (_MIB, MAX_ARCHIVE_MEMBER, MAX_ARCHIVE_TOTAL, ArchiveBudget,  # noqa: F401
                                  ArchiveSkip, SourceError, _archive_date, extract_archive, lzma_error)
-from benchsmith.files import printable_name
+from benchsmith.files import printable_name, read_regular_file
+from benchsmith.gitmeta import MIN_GIT, git_environment, read_git_info  # noqa: F401 - git_environment re-exported
 from benchsmith.records import Checkout, Exclusion, Reason, RepoSpec, Stage
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip")
@@ -58,47 +61,11 @@ def is_remote(source: str) -> bool:
 # A pinned commit is an object name and nothing else: hex, 4 to 64 digits (SHA-1 or SHA-256).  Anything else
 # (``--upload-pack=...``, a ref name, a revision expression) is refused before git sees it.
 _COMMIT_RE = re.compile(r"[0-9a-fA-F]{4,64}")
-# Oldest git whose GIT_CONFIG_GLOBAL / GIT_CONFIG_COUNT we rely on to neutralise configuration.
-MIN_GIT = (2, 32)
-
-
 def _git_scheme(url: str) -> str:
     """The transport git will use for ``url``: ``https``, ``ssh`` (scp-like ``git@host:path`` too), ``file`` ..."""
     if "://" in url:
         return url.split("://", 1)[0].lower()
     return "ssh"
-
-
-def git_environment(allow_protocols: tuple[str, ...] = ()) -> dict[str, str]:
-    """The environment of every git process we start.
-
-    Configuration is data an attacker can write (a local work tree's ``.git/config``, and through includes any
-    file it names), so git reads no system or user configuration, and command-scope settings (which win over
-    every file) switch off whatever can run a program or rewrite content: hooks, fsmonitor, signature checks
-    and signing programs, pagers, credential helpers, ssh commands, attribute files (filters, textconv), replace
-    refs, automatic gc/maintenance, submodule recursion.  Only the transports in ``allow_protocols`` (the one
-    the user's URL names) are allowed: a redirect or a submodule cannot switch to ``file://`` or ``ext::``."""
-    config = [
-        ("core.hooksPath", os.devnull), ("core.fsmonitor", "false"), ("core.pager", "cat"),
-        ("core.sshCommand", "ssh"), ("core.attributesFile", os.devnull),
-        ("core.symlinks", "false"),  # a checkout writes symlinks as plain files holding the target path
-        ("credential.helper", ""),  # the empty value clears every helper configured before it
-        ("log.showSignature", "false"), ("gpg.program", "false"), ("gpg.openpgp.program", "false"),
-        ("gpg.x509.program", "false"), ("gpg.ssh.program", "false"),
-        ("submodule.recurse", "false"), ("fetch.recurseSubmodules", "false"),
-        ("gc.auto", "0"), ("maintenance.auto", "false"), ("protocol.allow", "never"),
-        # the programs run for a remote and for alternates: the defaults, whatever a config file says
-        ("remote.origin.uploadpack", "git-upload-pack"), ("remote.origin.receivepack", "git-receive-pack"),
-        ("core.alternateRefsCommand", "true"),
-    ]
-    config += [(f"protocol.{p}.allow", "always") for p in allow_protocols]
-    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
-           "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GIT_LFS_SKIP_SMUDGE": "1",
-           "GIT_NO_REPLACE_OBJECTS": "1", "GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_COUNT": str(len(config))}
-    for i, (key, value) in enumerate(config):
-        env[f"GIT_CONFIG_KEY_{i}"] = key
-        env[f"GIT_CONFIG_VALUE_{i}"] = value
-    return env
 
 
 def _checked_git(allow_protocols: tuple[str, ...] = ()):
@@ -156,25 +123,14 @@ def materialise(spec: RepoSpec, workdir: Path, full_history: bool = False) -> Ch
                                 s.detail, name) for s in skipped]
         return Checkout(spec=spec, name=name, path=str(root), kind="archive",
                         created=_archive_date(path), exclusions=exclusions)
-    commit, created = _git_info(path)
-    return Checkout(spec=spec, name=name, path=str(path.resolve()), commit=commit, created=created,
-                    kind="git" if commit else "directory")
-
-
-def _git_info(path: Path) -> tuple[str | None, str | None]:
-    """HEAD sha and the date of the first commit, when ``path`` is a git work tree.  The work tree's own git
-    configuration is the repository's, hence untrusted: every call runs under ``git_environment``."""
-    if not (path / ".git").exists():
-        return None, None
-    try:
-        repo = _open_repo(path)
-        head = repo.git.rev_parse("--verify", "HEAD^{commit}").strip()
-        first = repo.git.log("--no-show-signature", "--no-ext-diff", "--no-textconv", "--no-notes",
-                             "--reverse", "--format=%cI", "--max-parents=0", "HEAD").splitlines()
-        created = min(first) if first else None
-        return head, created
-    except Exception:  # a broken (or refused) .git is not fatal: treat as a plain directory
-        return None, None
+    if not path.is_dir():
+        raise SourceError(Reason.SOURCE_NOT_FOUND, f"{src}: not a directory or a regular archive file")
+    info = read_git_info(path.resolve())
+    exclusions = [] if info.refused is None else [
+        Exclusion(f"{name}/.git", Stage.SOURCE, Reason.GIT_METADATA_REFUSED,
+                  f"{info.refused}; built as a plain directory (no commit, no creation date)", name)]
+    return Checkout(spec=spec, name=name, path=str(path.resolve()), commit=info.commit, created=info.created,
+                    kind="git" if info.commit else "directory", exclusions=exclusions)
 
 
 # $GIT_DIR/info/attributes wins over the tree's .gitattributes: no end-of-line, encoding, ident or filter
@@ -259,8 +215,8 @@ def source_identity(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> str | No
                     digest.update(block)
             return f"archive:{digest.hexdigest()}"
         if path.is_dir():
-            commit, created = _git_info(path)
-            git_part = f"+git:{commit}:{created}" if commit else ""
+            info = read_git_info(path.resolve())
+            git_part = f"+git:{info.commit}:{info.created}" if info.commit else ""
             return f"dir:{tree_identity(path, max_file_bytes)}{git_part}"
     except OSError:
         return None
@@ -270,33 +226,40 @@ def source_identity(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> str | No
 def tree_identity(root: Path, max_file_bytes: int) -> str:
     """SHA-256 over every entry a snapshot could observe under ``root`` (directories it skips are skipped here):
     path, kind, size, and the content of regular files up to ``max_file_bytes`` (a larger file is excluded by its
-    size alone, so its size is all its identity needs).  Symlinks are hashed by target, never followed."""
+    size alone, so its size is all its identity needs).  Symlinks are hashed by target, never followed; FIFOs and
+    devices are never opened; an entry that cannot be listed or read (a path past PATH_MAX, no permission) is
+    hashed by its error, as the snapshot records it."""
     from benchsmith.files import SKIP_DIRS
 
     digest = hashlib.sha256()
     stack = [Path(root)]
     while stack:
         d = stack.pop()
-        with os.scandir(d) as it:
-            entries = sorted(it, key=lambda e: os.fsencode(e.name))
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: os.fsencode(e.name))
+        except OSError as exc:
+            digest.update(b"E\0" + os.fsencode(os.path.relpath(d, root)) + b"\0" + str(exc.errno).encode() + b"\0")
+            continue
         subdirs = []
         for e in entries:
             rel = os.fsencode(os.path.relpath(e.path, root))
-            st = e.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                if e.name not in SKIP_DIRS:
-                    digest.update(b"D\0" + rel + b"\0")
-                    subdirs.append(Path(e.path))
-            elif stat.S_ISLNK(st.st_mode):
-                digest.update(b"L\0" + rel + b"\0" + os.fsencode(os.readlink(e.path)) + b"\0")
-            elif stat.S_ISREG(st.st_mode):
-                digest.update(b"F\0" + rel + b"\0" + str(st.st_size).encode() + b"\0")
-                if st.st_size <= max_file_bytes:
-                    fd = os.open(e.path, os.O_RDONLY | os.O_NOFOLLOW)
-                    with os.fdopen(fd, "rb") as fh:
-                        digest.update(hashlib.sha256(fh.read(max_file_bytes + 1)).digest())
-            else:
-                digest.update(b"S\0" + rel + b"\0" + str(stat.S_IFMT(st.st_mode)).encode() + b"\0")
+            try:
+                st = e.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    if e.name not in SKIP_DIRS:
+                        digest.update(b"D\0" + rel + b"\0")
+                        subdirs.append(Path(e.path))
+                elif stat.S_ISLNK(st.st_mode):
+                    digest.update(b"L\0" + rel + b"\0" + os.fsencode(os.readlink(e.path)) + b"\0")
+                elif stat.S_ISREG(st.st_mode):
+                    digest.update(b"F\0" + rel + b"\0" + str(st.st_size).encode() + b"\0")
+                    if st.st_size <= max_file_bytes:
+                        digest.update(hashlib.sha256(read_regular_file(Path(e.path), max_file_bytes)).digest())
+                else:
+                    digest.update(b"S\0" + rel + b"\0" + str(stat.S_IFMT(st.st_mode)).encode() + b"\0")
+            except OSError as exc:
+                digest.update(b"E\0" + rel + b"\0" + str(exc.errno).encode() + b"\0")
         stack.extend(reversed(subdirs))
     return digest.hexdigest()
 

@@ -9,10 +9,11 @@ import itertools
 import os
 import random
 import stat
-import tempfile
 import threading
 from pathlib import Path
 from typing import ClassVar
+
+from benchsmith.scratch import runtime_dir  # /run for root: a name no other user can plant
 
 
 class UidLease:
@@ -42,7 +43,7 @@ class UidLease:
     def _dir(cls) -> Path:
         with cls._dir_lock:
             if cls._lock_dir is None:
-                path = Path(tempfile.gettempdir()) / f"benchsmith-{cls.pool}-uids-{os.geteuid()}"
+                path = runtime_dir() / f"benchsmith-{cls.pool}-uids-{os.geteuid()}"
                 path.mkdir(mode=0o700, exist_ok=True)
                 st = path.lstat()
                 if st.st_uid != os.geteuid() or st.st_mode & 0o077 or not stat.S_ISDIR(st.st_mode):

@@ -35,6 +35,7 @@ from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import CursorRule, Exclusion, Reason, ReferenceKind, RepoSpec, Stage
 from benchsmith.runner import ToolchainBackend
+from benchsmith.scratch import ScratchError, private_dir
 from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
@@ -178,8 +179,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
                             excluded=done.get("excluded", 0), files=done.get("files", 0),
                             tool_versions=done.get("tool_versions", {}), identity=identity, fingerprint=fp)
     start = time.monotonic()
-    scratch_base = scratch_dir(cfg)
-    scratch_base.mkdir(parents=True, exist_ok=True)
+    scratch_base = private_dir(scratch_dir(cfg))  # never through a link planted at its name
     tmp_root = Path(tempfile.mkdtemp(prefix="repo-", dir=scratch_base))
     staging = new_staging(shard)
     summary = ShardSummary(task.name, identity=identity)
@@ -240,9 +240,13 @@ def process_repo(task: RepoTask) -> ShardSummary:
 
 def scratch_dir(config: BuildConfig) -> Path:
     """Where this build's repositories are extracted and analysed: one directory per output directory, so a
-    killed run's leftovers (checkouts, stubbed trees) are found and removed by the next run of the same build."""
+    killed run's leftovers (checkouts, stubbed trees) are found and removed by the next run of the same build.
+    A stable name, hence under the output directory (or ``workdir``), never in a shared one such as /tmp where
+    another user could plant it first; taken only as a private directory of ours (``benchsmith.scratch``)."""
+    if not config.workdir:
+        return lang_dir(config) / SHARDS_DIR / "scratch"
     key = hashlib.sha1(str(Path(config.output).resolve() / config.language).encode()).hexdigest()[:12]
-    return Path(config.workdir or tempfile.gettempdir()) / f"benchsmith-build-{key}"
+    return Path(config.workdir) / f"benchsmith-build-{key}"
 
 
 def progress_dir(config: BuildConfig) -> Path:
@@ -279,6 +283,10 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
     with OutputLock(shards_root / LOCK_FILE, out):
         remove_leftovers(out, shards_root)
         shutil.rmtree(scratch_dir(config), ignore_errors=True)
+        try:
+            private_dir(scratch_dir(config))
+        except (ScratchError, OSError) as exc:
+            raise SystemExit(f"build cceval: no scratch directory: {exc}") from None
         names = unique_names(config.repos)
         # Tasks carry absolute paths: a Ray worker (or any worker) may run in another working directory.
         task_config = dataclasses.replace(
