@@ -64,8 +64,8 @@ def resolved_refs(repo: str, found: list[JavacResolved], files: ResolvedFiles, s
         view = files.view(r.file)
         span = name_span(text, start, end, r.name, view)
         if span is None:
-            at = start if start >= 0 else max(0, end - len(r.name))
-            if view is not None and "\\u" in text[max(0, at - 12):end + 12]:
+            at = start if start >= 0 else end  # the offset javac gave
+            if view is not None and "\\u" in text[max(0, at - len(r.name) - 12):at + len(r.name) + 12]:
                 line, col = pos.position(at)
                 result.exclusions.append(Exclusion(f"{repo}/{r.file}:{line + 1}:{col + 1}", Stage.ANALYZER,
                                                    Reason.UNSUPPORTED_SYNTAX,
