@@ -323,7 +323,8 @@ def read_git_info(path: str | os.PathLike) -> GitInfo:
             return GitInfo()
         try:
             for name, why in (("commondir", "names another git directory"),
-                              ("gitdir", "names another work tree's git directory")):
+                              ("gitdir", "names another work tree's git directory"),
+                              ("reftable", "holds refs in the reftable format, which is not read here")):
                 if _exists_at(git_fd, name):
                     return GitInfo(refused=f".git/{name} {why}; not followed")
             commit = _head_commit(git_fd)
