@@ -265,6 +265,7 @@ class ProjectIndex:
         self.props: dict[str, str] = {}  # folder -> Directory.Build.props path
         self.unity: set[str] = set()  # folders of Unity assembly definitions
         self.unity_version: tuple[int, int] | None = None  # the Unity project's editor version, when it has one
+        self._unity_rejected: list[Rejection] = []
         for path in sorted(configs):
             p = PurePosixPath(path)
             folder = str(p.parent) if str(p.parent) != "." else ""
@@ -279,7 +280,6 @@ class ProjectIndex:
         self.configs = configs
         self._cache: dict[str, ProjectSettings] = {}  # by folder
         self._by_path: dict[str, ProjectSettings] = {}
-        self._unity_rejected: list[Rejection] = []
 
     def _unity_version(self, path: str, text: str) -> tuple[int, int]:
         at = text.find(_UNITY_KEY)

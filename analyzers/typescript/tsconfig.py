@@ -118,8 +118,10 @@ class _Options:
     def of(self, rel: str) -> dict[str, tuple[str, Any]]:
         if rel in self.memo:
             return self.memo[rel]
+        if rel in self.open or len(self.open) >= MAX_EXTENDS_CHAIN:
+            return {}
         data = self.configs.get(rel)
-        if not isinstance(data, dict) or rel in self.open or len(self.open) >= MAX_EXTENDS_CHAIN:
+        if not isinstance(data, dict):
             return {}
         self.open.add(rel)
         found: dict[str, tuple[str, Any]] = {}
