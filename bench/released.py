@@ -175,6 +175,59 @@ def compare(lang: str, sites: dict[tuple, Site], split: Path, repos: dict[str, d
             "found_kinds": found_kinds, "why": why, "examples": sum(places.values())}
 
 
+def place_counts(lang: str, split: Path, repos: dict[str, dict[str, str]]) -> list[Counter]:
+    """For every example of a ``--cursor name`` build: how many candidate places of each kind its line offers
+    (the places ``--cursor released`` draws from, with the analyzer's boundary rule)."""
+    from benchsmith.analyzers import analyzer_class
+    from benchsmith.builders.cceval.cursor import candidate_places
+    from benchsmith.builders.cceval.examples import groundtruth_cut
+
+    cls = analyzer_class(lang)
+    trees: dict[tuple, object] = {}
+    out = []
+    for ex in _examples(split):
+        meta = ex["metadata"]
+        text = repos.get(meta["repository"], {}).get(meta["file"])
+        if text is None:
+            continue
+        data = text.encode("utf-8")
+        key = (meta["repository"], meta["file"])
+        if key not in trees:
+            trees[key] = cls.parser_for(meta["file"]).parse(data)
+        tree = trees[key]
+        name = len(ex["prompt"].encode("utf-8"))
+        end = name + len(ex["groundtruth"].encode("utf-8"))
+        line_start = data.rfind(b"\n", 0, name) + 1
+        kinds: Counter = Counter()
+        for place in candidate_places(cls.released_cursor, tree, line_start, name):
+            cut = groundtruth_cut(cls, tree, data, place) if place != name else None
+            if place == name or (cut is not None and cut.end_byte == end):
+                kinds[classify(data[line_start:place].decode("utf-8", "replace")).value] += 1
+        out.append(kinds)
+    return out
+
+
+def fit_weights(counts: list[Counter], target: Counter) -> dict[str, float]:
+    """Weights per kind of place such that drawing each example's cursor with them gives, over all examples, the
+    target shares (multiplicative updates; the largest weight is 1)."""
+    total = sum(target.values()) or 1
+    share = {k: v / total for k, v in target.items()}
+    weights = {k: 1.0 for k in share}
+    for _ in range(500):
+        expected: Counter = Counter()
+        for kinds in counts:
+            z = sum(weights.get(k, 0.0) * n for k, n in kinds.items())
+            for k, n in kinds.items():
+                if z > 0:
+                    expected[k] += weights.get(k, 0.0) * n / z
+        n = len(counts) or 1
+        for k in weights:
+            if expected[k] > 0:
+                weights[k] *= (share[k] / (expected[k] / n)) ** 0.5
+    top = max(weights.values()) or 1.0
+    return {k: round(w / top, 3) for k, w in sorted(weights.items())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkouts", type=Path, required=True)
@@ -183,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--langs", default="python,java,typescript,csharp")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", type=Path, help="where the builds go (default: a fresh temporary directory)")
+    ap.add_argument("--fit", action="store_true",
+                    help="also print the weights per kind of place (Analyzer.released_cursor) that make the "
+                         "--cursor released build's shares those of the released examples")
     args = ap.parse_args(argv)
     rows = list(csv.DictReader((args.repos or args.data / "dev_repos.tsv").open(encoding="utf-8"), delimiter="\t"))
     work = args.work or Path(tempfile.mkdtemp(prefix="benchsmith-released-"))
@@ -206,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"      cursor places: {_share(r['places'])}")
             print(f"      kinds: {_share(r['kinds'])}; of the exact matches: {_share(r['found_kinds'])}")
             print(f"      not on a line with the same end: {dict(r['why'].most_common())}")
+            if args.fit and rule is CursorRule.NAME:
+                fitted = fit_weights(place_counts(lang, split, repos), Counter(s.place for s in sites.values()))
+                print(f"      fitted released_cursor weights: {fitted}")
     print(f"\nbuilds under {work}")
     return 0
 
