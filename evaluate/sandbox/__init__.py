@@ -13,7 +13,8 @@ The strongest launch mode this machine allows is probed once per process (:func:
   namespace).  Each program is forked from it under a **throwaway uid** (one per run from a private range,
   ``flock``-ed so concurrent sandboxes, even in other processes, never share one; RLIMIT_NPROC therefore counts
   only the run's own processes), with rlimits (CPU seconds, address space, file size, processes, open files, no
-  core dumps) and no-new-privileges.  Forking an idle interpreter instead of starting one is the speed-up.
+  core dumps), no-new-privileges and no kernel keys (a session keyring of its own, the key syscalls refused
+  by a seccomp filter: ``zygote_keys``; every local mode).  Forking an idle interpreter instead of starting one is the speed-up.
 * ``root_namespaces`` / ``root_uid`` (root, no fork server): the same limits around a fresh interpreter per
   program (util-linux ``unshare``/``setpriv``; or setuid in the child and ``kill(-1)`` as that uid afterwards).
 * ``user_namespaces`` (non-root): ``unshare --user --net --pid``; the program keeps our uid, so our files are

@@ -19,7 +19,7 @@ class ZygoteDied(RuntimeError):
 
 
 # the fork server's program: its parts in this order (zygote.py last: it ends by calling main())
-ZYGOTE_PARTS = ("zygote_fs.py", "zygote_cgroup.py", "zygote.py")
+ZYGOTE_PARTS = ("zygote_fs.py", "zygote_cgroup.py", "zygote_keys.py", "zygote.py")
 _ZYGOTE_SOURCE = "\n".join(Path(__file__).with_name(part).read_text(encoding="utf-8") for part in ZYGOTE_PARTS)
 # trusted standard-library modules the fork server compiles once, so that programs importing them (the judge's
 # harness) do not compile them on every run

@@ -10,10 +10,12 @@ import shutil
 from dataclasses import dataclass
 
 from benchsmith.evaluate.sandbox.records import CLONE_NEWIPC, CLONE_NEWNET, Isolation, LaunchMode
+from benchsmith.evaluate.sandbox.zygote_keys import isolate_keyrings
 from benchsmith.runner import Limits
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_NO_NEW_PRIVS = 38
 
 
 def _unshare(flags: int) -> None:
@@ -49,6 +51,10 @@ class ChildPlan:
             os.setgroups([])
             os.setresgid(self.uid, self.uid, self.uid)
             os.setresuid(self.uid, self.uid, self.uid)
+        # a filter needs no-new-privileges once the uid is no longer root (and costs the launchers nothing)
+        if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        isolate_keyrings()
 
 
 _SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"

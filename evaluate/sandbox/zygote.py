@@ -118,6 +118,7 @@ def run_program(req, out_fd, err_fd):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    isolate_keyrings()  # zygote_keys.py: keys are no namespace's, the filter is inherited by all it starts
     os.environ.clear()
     os.environ.update(req["env"])
     signal.signal(signal.SIGINT, signal.default_int_handler)
