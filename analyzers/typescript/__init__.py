@@ -11,13 +11,17 @@ Toolchain isolation (``compile``): ``tsc`` is the pinned copy installed by ``scr
 with ``node`` directly, an environment and a tsconfig we write.  A repository's tsconfig files are only parsed as
 data for ``paths``/``baseUrl`` (``tsconfig``), read by ``read_configs`` into ``snapshot.configs``.
 
-``.d.ts`` files take part in both compiles (other files import their declarations) but are never stubbed and
-yield no references: they hold no code to complete.  Files tsc cannot parse are recorded (``syntax_error``) and
-left out of both compiles.
+Uses a stub answers without any diagnostic (type annotations, ``extends``/``implements``, ``new``, decorators, JSX
+tags, members of a variable typed with a project type) come from a scan of each file's import bindings over its
+tree-sitter tree (``uses``, ``typed``); every reference is labelled with its ``ReferenceKind`` by the place of its
+name (``kinds``).  ``.d.ts`` files take part in both compiles (other files import their declarations) and are never
+stubbed; only the scan finds references in them.  Files tsc cannot parse are recorded (``syntax_error``) and left
+out of both compiles; a file only tree-sitter rejects is analysed from its error-tolerant tree.
 
 The package by job: ``positions`` (tsc's line and UTF-16 numbering), ``tsc_output`` (diagnostic lines and codes),
 ``tsconfig`` (JSONC, path configs), ``resolver`` (module resolution), ``scan`` (imports, exports, declarations),
-``stubs`` (stub planning), ``attribution``, ``compile`` (one tsc run), ``analyzer`` (the class on the recipe).
+``stubs`` (stub planning), ``attribution``, ``kinds`` (a reference's kind), ``uses`` and ``typed`` (the binding
+scan), ``compile`` (one tsc run), ``analyzer`` (the class on the recipe).
 
 Subclassing (the JavaScript analyzer, ``analyzers/javascript.py``): override the class attributes (language,
 extensions, grammar, resolution extensions, ``namespace_stubs``, ``stub_require_calls``, ``scanner``) and
