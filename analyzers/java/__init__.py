@@ -8,9 +8,14 @@ lines with their key and exact UTF-16 offsets (``driver``).  ``-XDshould-stop.if
 attributing every class after the first error (the original tree of a real project is full of errors from missing
 libraries; the diff removes them).
 
+The original run also prints every name javac resolved to a declaration in another file of the project, with the
+kind its place gives it (type, constructor, annotation, heritage, member, inherited member) and the declaration's
+lines (``resolved``); the stubbed run's new errors mark the same places or more.
+
 The package by job: ``scan`` (what a file declares and uses; the project index), ``stubs`` (the stubbed texts),
-``driver`` (the driver's source, javac options and output), ``attribute`` (a new diagnostic -> a reference) and
-``analyzer`` (``JavaAnalyzer``: the recipe's steps and the javac processes).
+``driver`` (the driver's source, javac options and output), ``attribute`` (a new diagnostic -> a reference),
+``resolved`` (a resolved name -> a reference), ``escapes`` (unicode escapes: javac's reading vs the written text)
+and ``analyzer`` (``JavaAnalyzer``: the recipe's steps and the javac processes).
 """
 
 from benchsmith.analyzers.java.analyzer import JavaAnalyzer

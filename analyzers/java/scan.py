@@ -8,6 +8,7 @@ from typing import Iterable
 
 from benchsmith import treesitter
 from benchsmith.analyzers.common import tree_has_errors, walk
+from benchsmith.analyzers.java.escapes import has_escape, tree_view
 from benchsmith.files import SourceFile
 from benchsmith.text_positions import TextPositions
 
@@ -52,7 +53,9 @@ def _dotted(node) -> str:
 
 def scan_java(src: SourceFile) -> JavaFileInfo:
     info = JavaFileInfo(src.path)
-    tree = treesitter.parser("tree_sitter_java").parse(src.text.encode("utf-8"))
+    # tree-sitter reads no unicode escapes; their padded view keeps every offset (escapes.tree_view)
+    text = tree_view(src.text) if has_escape(src.text) else src.text
+    tree = treesitter.parser("tree_sitter_java").parse(text.encode("utf-8"))
     root = tree.root_node
     info.ts_error = tree_has_errors(root)
     positions = TextPositions(src.text)

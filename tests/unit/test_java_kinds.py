@@ -19,7 +19,8 @@ from benchsmith.analyzers.java.driver import JavacResolved, parse_driver_output
 from benchsmith.analyzers.java.escapes import decode, name_span, tree_view
 from benchsmith.analyzers.java.resolved import ResolvedFiles, ResolvedTally, resolved_refs
 from benchsmith.builders.cceval.examples import ExampleCutter
-from benchsmith.files import snapshot
+from benchsmith.analyzers.java.scan import scan_java
+from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import ReferenceKind as K
 from benchsmith.records import Reason
 
@@ -153,3 +154,10 @@ def test_driver_ref_lines_are_parsed_and_foreign_lines_ignored():
     run = parse_driver_output(out)
     assert run.done and run.resolved == [JavacResolved("heritage", "src/a/B.java", 40, 44, "Base", "Base",
                                                        "src/a/Base.java", 3, 9)]
+
+
+def test_the_scan_reads_a_file_with_escapes_as_javac_does():
+    text = "package p;\nclass A {\n  int f(C c) { return c.\\u0061dd(1); }\n}\n"
+    info = scan_java(SourceFile("p/A.java", text))
+    assert not info.ts_error  # the escape is no syntax error
+    assert [t.name for t in info.top_types] == ["A"] and text[info.top_types[0].insert_at] == "}"
