@@ -3,7 +3,7 @@ left without one, read off the defining file's tree-sitter tree.
 
 Every grammar names a declaration's name in a ``name`` field (classes, functions, methods, fields through their
 declarator, enum members, Go's type and value specs); what declares is told by the node type's ending
-(``DECLARING``), parameters never count.  Python assignments declare their target (``X = ...``, ``self.x = ...``).
+(``DECLARING``), parameters never count; an object literal's member declares its key.  Python assignments declare their target (``X = ...``, ``self.x = ...``).
 Where several declarations of the name exist, the one inside the class the reference goes through
 (``import_name``) wins, then one outside any function body, then (for a name imported by itself) one outside any
 class, then the first in the file.  The range covers the
@@ -43,6 +43,11 @@ def _declared_names(node) -> Iterator[str]:
                 yield _text(target)
             elif target.type == "attribute":
                 yield _text(target.child_by_field_name("attribute"))
+        return
+    if node.type == "pair":  # an object literal's member (``export const Content = { cardMods: {...} }``)
+        key = node.child_by_field_name("key")
+        if key is not None and key.type in ("property_identifier", "identifier"):
+            yield _text(key)
         return
     if "parameter" in node.type or not DECLARING.search(node.type):
         return
@@ -128,7 +133,7 @@ def resolve_definitions(analyzer, files: dict[str, SourceFile], refs: list[Cross
         if hit is None:
             if index is None:
                 index = _declarations(files, tree)
-            elsewhere = sorted({f for name in _names(ref) for f in index.get(name, ())} - {path})
+            elsewhere = sorted({f for name in _names(ref) for f in index.get(name, ())} - {path, ref.file})
             if len(elsewhere) == 1:
                 path, hit = elsewhere[0], find_definition(tree(elsewhere[0]), _names(ref), owner, top_level=True)
         if hit is not None:

@@ -34,9 +34,15 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
         assert ex["prompt"] + ex["groundtruth"] + ex["right_context"] == text, meta["task_id"]
         assert meta["groundtruth_start_lineno"] == ex["prompt"].count("\n")
         assert meta["right_context_start_lineno"] == meta["groundtruth_start_lineno"] + ex["groundtruth"].count("\n") + 1
-        # The groundtruth starts with the cross-file name, defined in another file of the same repository.
+        # The groundtruth starts with the cross-file name (the task id's place), or with --cursor released holds it
+        # on its first line; the name is defined in another file of the same repository.
         symbol = meta["symbol"]
-        assert ex["groundtruth"].startswith(symbol), meta["task_id"]
+        line, column = (int(x) - 1 for x in meta["task_id"].rsplit(":", 2)[1:])
+        name_at = sum(len(t) + 1 for t in text.split("\n")[:line]) + column
+        assert text.startswith(symbol, name_at), meta["task_id"]
+        assert len(ex["prompt"]) <= name_at < len(ex["prompt"]) + len(ex["groundtruth"]), meta["task_id"]
+        assert "\n" not in text[len(ex["prompt"]):name_at], meta["task_id"]
+        check_kind_and_definition(meta, root)
         defining = meta["defining_file"]
         assert defining and defining != meta["file"], meta["task_id"]
         definition = (root / defining).read_text(encoding="utf-8", errors="replace")
@@ -46,6 +52,20 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
         assert any(re.search(rf"\b{re.escape(n)}\b", definition) for n in names), (meta["task_id"], symbol, defining)
     check_self_consistency(examples)
     return examples
+
+
+def check_kind_and_definition(meta: dict, root: Path) -> None:
+    """Each example says what kind of cross-file use it is, where its cursor sits, and, where known, where the API
+    is defined: a line range of another file of the repository."""
+    from benchsmith.records import CursorPlace, ReferenceKind
+
+    assert meta["reference_kind"] in {k.value for k in ReferenceKind}, meta["task_id"]
+    assert meta["cursor_place"] in {p.value for p in CursorPlace}, meta["task_id"]
+    definition = meta.get("definition")
+    if definition is not None:
+        assert definition["file"] != meta["file"], meta["task_id"]
+        lines = (root / definition["file"]).read_text(encoding="utf-8", errors="replace").split("\n")
+        assert 0 <= definition["start_line"] <= definition["end_line"] < len(lines), (meta["task_id"], definition)
 
 
 def check_self_consistency(examples: list[dict]) -> None:
