@@ -252,7 +252,7 @@ def relay(cfg, rep_r, pid, results):
             line, buf = buf.split(b"\n", 1)
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past this stack, digits over the limit
                 stop = {"violation": "unreadable record for call %d" % got}
                 break
             if type(rec) is dict and set(rec) == {"fatal"} and type(rec["fatal"]) is str:
