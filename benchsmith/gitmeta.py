@@ -20,6 +20,7 @@ built as a plain directory, without commit or creation date.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import re
 import shutil
@@ -34,6 +35,7 @@ MAX_OBJECT_ENTRIES = 1_000_000  # entries of .git/objects looked at before the s
 MAX_SYMREF_DEPTH = 5
 GIT_TIMEOUT = 120.0  # seconds for one git process (rev-parse, log over the whole history)
 MAX_GIT_OUTPUT = 16 * 1024 * 1024
+GIT_MEMORY_KIB = 4 * 1024 * 1024  # address space of one git process
 # Oldest git whose GIT_CONFIG_GLOBAL / GIT_CONFIG_COUNT we rely on to neutralise configuration.
 MIN_GIT = (2, 32)
 
@@ -249,9 +251,10 @@ def _head_commit(git_fd: int) -> str | None:
     return value
 
 
-def git_version(env: dict[str, str]) -> tuple[int, ...]:
-    out = subprocess.run(["git", "--version"], env=env, capture_output=True, timeout=GIT_TIMEOUT, check=True)
-    m = re.search(rb"(\d+)\.(\d+)", out.stdout)
+@functools.cache
+def _git_version() -> tuple[int, int]:
+    """The version of the git on PATH, once per process; (0, 0) when unreadable."""
+    m = re.search(r"(\d+)\.(\d+)", _git(["--version"], _clean_environment(), "--version"))
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
@@ -263,17 +266,22 @@ def _clean_environment() -> dict[str, str]:
     return env
 
 
-def _git(args: list[str], env: dict[str, str]) -> str:
+def _git(args: list[str], env: dict[str, str], what: str) -> str:
+    """One git process on the repository's objects: a timeout, an address-space limit (a commit object that
+    inflates to gigabytes fails instead of growing), pack windows held well inside it."""
+    limits = ["-c", "core.packedGitLimit=1g", "-c", "core.packedGitWindowSize=128m", "-c",
+              "core.deltaBaseCacheLimit=128m"]
+    argv = ["/bin/sh", "-c", f'ulimit -v {GIT_MEMORY_KIB} && exec git "$@"', "git", *limits, *args]
     try:
-        res = subprocess.run(["git", *args], env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                             timeout=GIT_TIMEOUT, cwd="/")
+        res = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=GIT_TIMEOUT,
+                             cwd="/")
     except subprocess.TimeoutExpired:
-        raise _Refused(f"git {args[2]} took longer than {GIT_TIMEOUT:g} s") from None
+        raise _Refused(f"git {what} took longer than {GIT_TIMEOUT:g} s") from None
     except OSError as exc:
         raise _Refused(f"git could not be run: {exc.strerror}") from None
     if res.returncode != 0:
         err = res.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise _Refused(f"git {args[2]} failed: {err[-1][:300] if err else res.returncode}")
+        raise _Refused(f"git {what} failed: {err[-1][:300] if err else res.returncode}")
     return res.stdout[:MAX_GIT_OUTPUT].decode("utf-8", "replace")
 
 
@@ -281,20 +289,20 @@ def _history(objects: str, commit: str, shallow: bool) -> tuple[str, str | None]
     """HEAD's commit as git sees it in the object store, and the first commit's date (None for a shallow
     history, whose oldest commit is not the repository's first)."""
     env = _clean_environment()
-    if git_version(env) < MIN_GIT:
+    if _git_version() < MIN_GIT:
         raise _Refused(f"git is older than {'.'.join(map(str, MIN_GIT))}")
     scratch = tempfile.mkdtemp(prefix="benchsmith-git-")
     try:
         fmt = ["--object-format=sha256"] if len(commit) == 64 else []
         # init before naming the object store: git init creates its object directories there
-        _git(["--git-dir", scratch, "init", "--bare", "--quiet", "--template=", *fmt], env)
+        _git(["--git-dir", scratch, "init", "--bare", "--quiet", "--template=", *fmt], env, "init")
         env["GIT_OBJECT_DIRECTORY"] = objects
         base = ["--git-dir", scratch]
-        head = _git([*base, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], env).strip()
+        head = _git([*base, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], env, "rev-parse").strip()
         if shallow:
             return head, None
         roots = _git([*base, "log", "--no-show-signature", "--no-notes", "--format=%cI", "--max-parents=0",
-                      head, "--"], env).split()
+                      head, "--"], env, "log").split()
         return head, (min(roots) if roots else None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -347,6 +355,8 @@ def read_git_info(path: str | os.PathLike) -> GitInfo:
         return GitInfo(refused=str(exc))
     except OSError as exc:
         return GitInfo(refused=f"git metadata cannot be read: {os.strerror(exc.errno or errno.EIO)}")
+    except ValueError as exc:  # a name with a NUL byte, say: nothing git could be pointed at either
+        return GitInfo(refused=f"git metadata cannot be read: {exc}")
     finally:
         os.close(root)
 

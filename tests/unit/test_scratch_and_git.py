@@ -4,17 +4,20 @@ work-tree metadata read with bounds and without following anything, and no direc
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
 
 from benchsmith.builders.cceval.build import BuildConfig, build, scratch_dir
 from benchsmith.files import read_data_files, snapshot
+from benchsmith import gitmeta
 from benchsmith.gitmeta import GitInfo, read_git_info
 from benchsmith.records import Reason, RepoSpec, Stage
 from benchsmith.runner import repo_root
@@ -261,3 +264,24 @@ def test_an_unlistable_directory_is_recorded(tmp_path, monkeypatch):
     [e] = snap.exclusions
     assert (e.item_id, e.reason) == ("r/locked", Reason.UNREADABLE_PATH)
     assert e.detail == "directory not listed: Permission denied; no file in it was read"
+
+
+def test_a_commit_that_inflates_past_the_memory_limit_is_refused(tmp_path, monkeypatch):
+    """A 96 MiB commit object (under 100 KiB on disk) read by a git held to 48 MiB of address space fails and is
+    refused; with room it reads, so the limit is what stopped it."""
+    repo = tmp_path / "r"
+    committed_package(repo)
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
+    body = (f"tree {tree}\nauthor a <a@example.com> 1700000000 +0000\ncommitter a <a@example.com> 1700000000 +0000"
+            "\n\n").encode() + b"x" * (96 << 20)
+    raw = b"commit %d\0" % len(body) + body
+    sha = hashlib.sha1(raw).hexdigest()
+    (repo / ".git" / "objects" / sha[:2]).mkdir(exist_ok=True)
+    (repo / ".git" / "objects" / sha[:2] / sha[2:]).write_bytes(zlib.compress(raw, 1))
+    del raw, body
+    (repo / ".git" / "HEAD").write_text(sha + "\n")
+    monkeypatch.setattr(gitmeta, "GIT_MEMORY_KIB", 48 * 1024)
+    info = _timed(repo)
+    assert info.commit is None and info.refused is not None and info.refused.startswith("git rev-parse failed"), info
+    monkeypatch.setattr(gitmeta, "GIT_MEMORY_KIB", 4 * 1024 * 1024)
+    assert _timed(repo).commit == sha
