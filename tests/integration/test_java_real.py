@@ -80,3 +80,29 @@ def test_full_build_through_the_cli(sources, download, tmp_path):
     assert len(examples) >= 5
     assert {e["metadata"]["repository"] for e in examples} == {"react-native-device-info-15.0.2",
                                                                "react-native-community-netinfo-12.0.1"}
+
+
+def test_released_cursor_on_real_code(sources, download, tmp_path):
+    """--cursor released on real code: the same references as --cursor name, each groundtruth ending where the
+    name build's does, the cursor earlier on the same line; the draw is seeded (same seed, same bytes)."""
+    archive = str(download(*NETINFO))
+    roots = {"react-native-community-netinfo-12.0.1": sources["netinfo"][1]}
+    splits = {}
+    for rule, seed in (("name", "0"), ("released", "0"), ("released", "0"), ("released", "1")):
+        out = tmp_path / f"{rule}-{seed}-{len(splits)}"
+        assert main(["build", "cceval", "--lang", "java", "--repo", archive, "--output", str(out), "--retrievers",
+                     "none", "--no-card", "-q", "--screens", "none", "--cursor", rule, "--seed", seed]) == 0
+        splits[len(splits)] = (out / "java" / "line_completion.jsonl")
+    by_name = {e["metadata"]["task_id"]: e for e in check_split(splits[0], roots)}
+    released = check_split(splits[1], roots)
+    assert splits[1].read_bytes() == splits[2].read_bytes() != splits[3].read_bytes()
+    places = {e["metadata"]["cursor_place"] for e in released}
+    assert {"line_start", "elsewhere"} <= places
+    moved = 0
+    for e in released:
+        a = by_name.get(e["metadata"]["task_id"])
+        if a is None:
+            continue  # a filter (duplicate groundtruth, length) can judge the longer groundtruth differently
+        assert len(e["prompt"]) + len(e["groundtruth"]) == len(a["prompt"]) + len(a["groundtruth"])
+        moved += len(e["prompt"]) < len(a["prompt"])
+    assert moved >= len(released) // 4  # a type that starts its line has no earlier place
