@@ -12,7 +12,7 @@ from tests.hostile.hygiene import (LINE_SEPARATORS, PKG_USES, make_clone_with_ho
 from tests.hostile.languages import (CS_APP, CS_LIB, GO_BROKEN, GO_LIB, GO_MAIN, JAVA_APP, JAVA_CART,
                                      make_csharp_control, make_csharp_cr_injection, make_go_control,
                                      make_go_line_directives, make_java_control, make_java_cr_listfile)
-from tests.hostile.processes import toolchain_processes
+from tests.hostile.processes import adopting_orphans, descendants, new_processes, toolchain_processes
 from tests.hostile.repos import (make_big_file, make_binary_and_bad_encoding, make_deep_nesting, make_git_config_hooks,
                                  make_long_file, make_odd_names, make_outside, make_pylint_plugins, make_slow_file,
                                  make_suite, make_symlinks_to_etc, make_symlinks_to_parent, make_unresolvable_url)
@@ -22,6 +22,7 @@ from tests.hostile.toolchains import (HOSTILE_TSC, TOOLCHAIN_ATTACKS, hostile_ts
 __all__ = [
     "CS_APP", "CS_LIB", "GO_BROKEN", "GO_LIB", "GO_MAIN", "HOSTILE_TSC", "HostileCase", "HygieneCase", "JAVA_APP",
     "JAVA_CART", "LINE_SEPARATORS", "PKG_A", "PKG_B", "PKG_USES", "SECRET", "Suite", "TOOLCHAIN_ATTACKS",
+    "adopting_orphans", "descendants", "new_processes",
     "hostile_tsc_package", "make_annotation_processor", "make_attack_repo", "make_big_file",
     "make_binary_and_bad_encoding", "make_clone_with_hostile_attributes", "make_csharp_control",
     "make_csharp_cr_injection", "make_deep_nesting", "make_git_config_hooks", "make_go_control",

@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.timing import scaled
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTROL = REPO_ROOT / "samples" / "python" / "shoplib"
 
 
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    timeout = scaled(300) if timeout is None else timeout
     cmd = [sys.executable, "-m", "benchsmith.cli", "build", "cceval", "--retrievers", "none", "--no-card", "-q",
            *args]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
