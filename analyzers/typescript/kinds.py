@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from benchsmith.records import ReferenceKind
 
+SCAN_DIAGNOSTIC = "binding-scan"  # CrossFileRef.diagnostic of the references the binding scan makes (no tsc code)
+
 # a node and the field of it that holds a dotted name's next part: climbing these keeps us on one dotted name
 ACCESS_NODES = frozenset({"member_expression", "nested_identifier", "nested_type_identifier"})
 _JSX_TAGS = frozenset({"jsx_opening_element", "jsx_self_closing_element", "jsx_closing_element"})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from benchsmith.analyzers.typescript.attribution import export_origin, member_file
-from benchsmith.analyzers.typescript.kinds import classify, same_node
+from benchsmith.analyzers.typescript.kinds import SCAN_DIAGNOSTIC, classify, same_node
 from benchsmith.analyzers.typescript.model import Binding, FileInfo, Plan
 from benchsmith.records import CrossFileRef
 
@@ -144,6 +144,6 @@ def typed_member_refs(plan: Plan, path: str, tree, typed: dict[str, list[tuple[o
         if defining is None:
             continue
         line, col = pos.line_col(pos.to_char(member.start_byte))
-        out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, "binding-scan",
+        out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, SCAN_DIAGNOSTIC,
                                 f"member of {name!r}: {typ[1]}", kind=classify(member)))
     return out

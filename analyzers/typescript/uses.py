@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 
 from benchsmith.analyzers.typescript.attribution import export_origin, member_file
-from benchsmith.analyzers.typescript.kinds import ACCESS_NODES, same_node, classify
+from benchsmith.analyzers.typescript.kinds import ACCESS_NODES, SCAN_DIAGNOSTIC, classify, same_node
+from benchsmith.analyzers.typescript.objects import object_member_refs, typed_object
 from benchsmith.analyzers.typescript.model import Binding, Plan
 from benchsmith.analyzers.typescript.typed import annotated_variable, declared_type, scope_of, typed_member_refs
 from benchsmith.records import CrossFileRef
 
-SCAN_DIAGNOSTIC = "binding-scan"  # CrossFileRef.diagnostic of the references this scan makes
 
 _USE_TYPES = frozenset({"identifier", "type_identifier", "shorthand_property_identifier"})
 # declarations whose `name` field binds a name in the file
@@ -109,9 +109,12 @@ def scan_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
         if ref is not None:
             out.append(ref)
         var = annotated_variable(node)
-        typ = declared_type(plan, bindings[name], node) if var is not None else None
-        if typ is not None:
+        obj = typed_object(node)
+        typ = declared_type(plan, bindings[name], node) if var is not None or obj is not None else None
+        if typ is not None and var is not None:
             typed.setdefault(var.text.decode("utf-8", "replace"), []).append((var, typ))
+        if typ is not None and obj is not None:
+            out += object_member_refs(plan, path, obj, typ)
     return out + typed_member_refs(plan, path, tree, typed, _declares)
 
 

@@ -2,7 +2,7 @@
 
 The fixture is shaped like the released code (chiatcg-server, gptnotes): parameters typed with a namespace member
 (``data: Game.IGameData``), ``class extends`` a project class, ``new ns.Thing()``, a decorator, a JSX component of
-another file, a function reached through a re-exporting index, and a file tree-sitter-typescript rejects although
+another file, the keys of an object literal typed with a project interface, a function reached through a re-exporting index, and a file tree-sitter-typescript rejects although
 tsc accepts it (mobx 6.13.5's generic call signatures without ``;`` and a parameter named ``any``).  Negative
 controls: a type of a package (``EventEmitter`` from 'events') and of lib.d.ts (``Date``), and an import shadowed by
 a parameter.
@@ -59,6 +59,10 @@ def _at(result, file: str, line1: int, symbol: str):
     ("src/app.ts", 16, "helper", K.INHERITED_MEMBER, "src/models.ts"),  # this.helper() of the base class
     ("src/app.ts", 24, "ICard", K.TYPE, "src/models.ts"),  # after the shadowing function: the import again
     ("src/view.tsx", 3, "Button", K.JSX, "src/ui.tsx"),  # <Button label="ok" />
+    ("src/store.ts", 4, "size", K.MEMBER, "src/models.ts"),  # a key of `const store: IStore = {...}`
+    ("src/store.ts", 5, "load", K.MEMBER, "src/models.ts"),  # a method of that object literal
+    ("src/store.ts", 11, "turn", K.MEMBER, "src/models.ts"),  # {...} as Game.IGameData
+    ("src/store.ts", 11, "enemies", K.MEMBER, "src/models.ts"),
 ])
 def test_each_kind_at_its_name(analysed, file, line, symbol, kind, defining):
     result, lines = analysed
@@ -92,6 +96,11 @@ def test_package_and_lib_types_are_never_candidates(analysed):
 def test_an_import_shadowed_by_a_parameter_is_not_a_reference(analysed):
     result, _ = analysed
     assert _at(result, "src/app.ts", 21, "ICard") is None  # `return ICard + 1;`: the number parameter
+
+
+def test_an_object_literal_key_the_type_does_not_declare_is_not_a_reference(analysed):
+    result, _ = analysed
+    assert _at(result, "src/store.ts", 8, "extra") is None  # `extra: 2` is no member of IStore
 
 
 def test_a_file_the_grammar_rejects_is_still_analysed(analysed):
