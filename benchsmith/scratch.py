@@ -13,6 +13,7 @@ theirs it lets them read or swap what we write.  So scratch space is either
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -71,3 +72,13 @@ def runtime_dir() -> Path:
         except OSError:
             pass
     return Path(tempfile.gettempdir())
+
+
+# Characters every tool takes in argv, response files and file lists as they are.  Our scratch paths reach tools
+# unquoted (mcs's ``-out:``, say), so a scratch below a path with a space or a quote would split.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._/+=,@%~-]+")
+
+
+def plain_path(path: str | os.PathLike) -> bool:
+    """Whether ``path`` (absolute) and names below it can be handed to a tool without quoting."""
+    return bool(_PLAIN_PATH.fullmatch(os.path.abspath(path)))

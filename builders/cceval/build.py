@@ -35,7 +35,7 @@ from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import CursorRule, Exclusion, Reason, ReferenceKind, RepoSpec, Stage
 from benchsmith.runner import ToolchainBackend
-from benchsmith.scratch import ScratchError, private_dir
+from benchsmith.scratch import ScratchError, fresh_dir, plain_path, private_dir
 from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
@@ -283,6 +283,10 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
     with OutputLock(shards_root / LOCK_FILE, out):
         remove_leftovers(out, shards_root)
         shutil.rmtree(scratch_dir(config), ignore_errors=True)
+        own_workdir = None
+        if not plain_path(scratch_dir(config)):  # tools take scratch paths unquoted: a space would split them
+            own_workdir = fresh_dir("benchsmith-build-")
+            config = dataclasses.replace(config, workdir=str(own_workdir))
         try:
             private_dir(scratch_dir(config))
         except (ScratchError, OSError) as exc:
@@ -308,6 +312,8 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
             scratch_dir(config).rmdir()  # empty once every task cleaned up after itself
         except OSError:
             pass
+        if own_workdir is not None:
+            shutil.rmtree(own_workdir, ignore_errors=True)
     return BuildSummary(ordered, out, stats)
 
 

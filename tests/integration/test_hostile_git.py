@@ -138,3 +138,21 @@ def test_no_case_hangs_the_build(gitbuild):
     analyzer's, not a wait (the old build hung 45 s on one FIFO; BUILD_TIMEOUT is only the backstop)."""
     assert gitbuild["seconds"] < BUILD_TIMEOUT / 2, gitbuild["seconds"]
     assert not (gitbuild["out"] / ".shards" / "scratch").exists(), "the build's scratch was not cleaned up"
+
+
+@pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH")
+def test_an_output_path_with_a_space_keeps_csharp_examples(tmp_path):
+    """The scratch lives under the output directory; mcs takes it unquoted (``-out:``), so below a path with a
+    space the build uses a fresh private directory instead, and the examples are the same as elsewhere."""
+    from tests.hostile.languages import make_csharp_control
+
+    repo = make_csharp_control(tmp_path)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    found = []
+    for out in (tmp_path / "plain", tmp_path / "with space"):
+        cli("--lang", "csharp", "--output", str(out), "--workers", "1", "--repo", repo.source, tmpdir=tmpdir)
+        found.append(sorted(ex["metadata"]["task_id"] for ex in read(out / "csharp" / "line_completion.jsonl")))
+        assert not (out / "csharp" / ".shards" / "scratch").exists()
+    assert found[0] and found[1] == found[0]
+    assert not [p for p in tmpdir.iterdir() if p.name.startswith("benchsmith-build-")], "fresh scratch left behind"

@@ -21,7 +21,7 @@ from benchsmith import gitmeta
 from benchsmith.gitmeta import GitInfo, read_git_info
 from benchsmith.records import Reason, RepoSpec, Stage
 from benchsmith.runner import repo_root
-from benchsmith.scratch import ScratchError, fresh_dir, private_dir, runtime_dir
+from benchsmith.scratch import ScratchError, fresh_dir, plain_path, private_dir, runtime_dir
 from benchsmith.sources import materialise, source_identity, tree_identity
 from tests.hostile.gitdata import (committed_package, git, make_alternates, make_config_includes, make_fifo_in_objects,
                                    make_git_dir_link, make_git_file_elsewhere, make_head_climbs, make_head_device,
@@ -285,3 +285,9 @@ def test_a_commit_that_inflates_past_the_memory_limit_is_refused(tmp_path, monke
     assert info.commit is None and info.refused is not None and info.refused.startswith("git rev-parse failed"), info
     monkeypatch.setattr(gitmeta, "GIT_MEMORY_KIB", 4 * 1024 * 1024)
     assert _timed(repo).commit == sha
+
+
+def test_plain_paths_are_those_tools_take_unquoted():
+    assert plain_path("/data/out-1/python/.shards/scratch") and plain_path("/a/b_c+d=e,f@g%h~i")
+    for bad in ("/data/my out", "/data/it's", '/data/"q"', "/data/back\\slash", "/data/tab\tx", "/data/caf\u00e9"):
+        assert not plain_path(bad), bad
