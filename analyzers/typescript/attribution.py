@@ -55,17 +55,24 @@ def export_origin(plan: Plan, target: str, name: str | None, depth: int = 0) -> 
     return target, name
 
 
-def member_file(plan: Plan, file: str, cls: str | None, member: str, depth: int = 0) -> str | None:
+def member_file(plan: Plan, file: str, cls: str | None, member: str) -> str | None:
     """The file declaring ``member`` of class/interface ``cls`` of ``file``, walking ``extends`` across files
     (``subject.subscribe`` on an AsyncSubject is declared in Observable.ts); None when not found."""
+    found = member_owner(plan, file, cls, member)
+    return found[0] if found is not None else None
+
+
+def member_owner(plan: Plan, file: str, cls: str | None, member: str,
+                 depth: int = 0) -> tuple[str, str] | None:
+    """(file, class) declaring ``member`` of ``cls`` of ``file``, up the ``extends`` chain; None when not found."""
     info = plan.files.get(file)
     if info is None or cls is None or depth > 8:
         return None
     if member in info.members.get(cls, ()):
-        return file
+        return file, cls
     for base, via in info.heritage.get(cls, []):
         if via is None and base in info.members:
-            found = member_file(plan, file, base, member, depth + 1)
+            found = member_owner(plan, file, base, member, depth + 1)
             if found:
                 return found
             continue
@@ -76,7 +83,7 @@ def member_file(plan: Plan, file: str, cls: str | None, member: str, depth: int 
         if export is None:
             continue
         origin, name = export_origin(plan, binding.site.target, export)
-        found = member_file(plan, origin, name, member, depth + 1)
+        found = member_owner(plan, origin, name, member, depth + 1)
         if found:
             return found
     return None

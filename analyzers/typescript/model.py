@@ -46,6 +46,8 @@ class FileInfo:
     local_exports: dict[str, str] = field(default_factory=dict)  # exported name -> local name
     heritage: dict[str, list[tuple[str, str | None]]] = field(default_factory=dict)  # class -> [(base, member)]
     members: dict[str, set[str]] = field(default_factory=dict)  # class/interface/enum -> member names
+    # class/interface/type literal -> member -> the name of its declared type, where it is one (`X`, `ns.X`)
+    member_types: dict[str, dict[str, str]] = field(default_factory=dict)
     other_module_syntax: bool = False  # a top-level export or an import we keep
 
 

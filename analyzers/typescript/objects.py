@@ -4,8 +4,7 @@
 Each key of an object literal whose type is written beside it (a variable's annotation, ``as T``, ``satisfies T``) is
 the member of that type it implements: a reference at the key when the plan finds the member in T's declaration (up
 its ``extends`` chain).  A stub is an empty class, so tsc flags at most the first such key (TS2353); the others are
-only found here.  Only the literal's own keys count, not those of nested literals (their type is a member's type,
-which the plan does not resolve).
+only found here.  A nested literal's keys count when the member's declared type is one name the plan resolves.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from __future__ import annotations
 from benchsmith.analyzers.typescript.attribution import member_file
 from benchsmith.analyzers.typescript.kinds import SCAN_DIAGNOSTIC, same_node
 from benchsmith.analyzers.typescript.model import Plan
+from benchsmith.analyzers.typescript.typed import member_type
 from benchsmith.records import CrossFileRef, ReferenceKind
 
 _WRAPPERS = frozenset({"nested_type_identifier", "generic_type"})
@@ -44,8 +44,9 @@ def typed_object(type_name_node):
     return value if value is not None and value.type == "object" else None
 
 
-def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str]) -> list[CrossFileRef]:
-    """References at the keys of ``obj`` that are members of the project type ``typ`` (``declared_type``)."""
+def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str], depth: int = 3) -> list[CrossFileRef]:
+    """References at the keys of ``obj`` that are members of the project type ``typ`` (``declared_type``), and of
+    the literals nested in it whose key's declared type is a project type too."""
     pos = plan.files[path].positions
     out: list[CrossFileRef] = []
     for child in obj.named_children:
@@ -64,4 +65,9 @@ def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str]) ->
         line, col = pos.line_col(pos.to_char(key.start_byte))
         out.append(CrossFileRef(path, line, col, name, typ[2], defining, SCAN_DIAGNOSTIC,
                                 f"member {name!r} of {typ[1]} in an object literal", kind=ReferenceKind.MEMBER))
+        value = child.child_by_field_name("value") if child.type == "pair" else None
+        if value is not None and value.type == "object" and depth > 1:
+            inner = member_type(plan, typ[0], typ[1], name)
+            if inner is not None:
+                out += object_member_refs(plan, path, value, inner, depth - 1)
     return out

@@ -194,10 +194,12 @@ class Scanner:
                 info.heritage[node_text(name)] = bases
         if t in ("class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"):
             info.members.setdefault(node_text(name), set()).update(_members(node))
+            info.member_types.setdefault(node_text(name), {}).update(_member_types(node.child_by_field_name("body")))
         elif t == "type_alias_declaration":  # type T = { a: ...; m(): ... }
             value = node.child_by_field_name("value")
             if value is not None and value.type == "object_type":
                 info.members.setdefault(node_text(name), set()).update(_members(value, value))
+                info.member_types.setdefault(node_text(name), {}).update(_member_types(value))
         elif t in ("internal_module", "module"):  # namespace N { export ... }: its exports are N's members
             self._namespace(node_text(name).strip("'\""), node, info)
 
@@ -213,6 +215,8 @@ class Scanner:
         info.members.setdefault(ns, set()).update(inner.declared)
         for cls, members in inner.members.items():
             info.members.setdefault(f"{ns}.{cls}", set()).update(members)
+        for cls, types in inner.member_types.items():
+            info.member_types.setdefault(f"{ns}.{cls}", {}).update(types)
         for cls, bases in inner.heritage.items():
             info.heritage.setdefault(f"{ns}.{cls}", bases)
 
@@ -267,6 +271,42 @@ def _heritage(node) -> list[tuple[str, str | None]]:
 
 _MEMBER_NODES = frozenset({"public_field_definition", "method_definition", "method_signature", "property_signature",
                            "abstract_method_signature", "enum_assignment"})
+
+
+def type_name_text(node) -> str | None:
+    """The name a type node names, when it is one name (``X``, ``ns.X``, ``X<T>``, ``X | undefined``)."""
+    if node is None:
+        return None
+    if node.type in ("type_identifier", "nested_type_identifier"):
+        return node_text(node)
+    if node.type == "generic_type":
+        return type_name_text(node.child_by_field_name("name"))
+    if node.type == "union_type":
+        real = [c for c in node.named_children if node_text(c) not in ("undefined", "null")]
+        return type_name_text(real[0]) if len(real) == 1 else None
+    return None
+
+
+def _member_types(body) -> dict[str, str]:
+    """Member -> the name of its declared type, for the fields and property signatures of a body that have one
+    (constructor parameter properties included)."""
+    out: dict[str, str] = {}
+    for c in body.named_children if body is not None else ():
+        params = []
+        if c.type in ("public_field_definition", "property_signature"):
+            params = [(c.child_by_field_name("name"), c.child_by_field_name("type"))]
+        elif c.type == "method_definition" and node_text(c.child_by_field_name("name")) == "constructor":
+            ps = c.child_by_field_name("parameters")
+            params = [(p.child_by_field_name("pattern"), p.child_by_field_name("type"))
+                      for p in (ps.named_children if ps is not None else [])
+                      if any(x.type in ("accessibility_modifier", "readonly") for x in p.children)]
+        for name, ann in params:
+            if name is None or ann is None or ann.type != "type_annotation" or not ann.named_children:
+                continue
+            text = type_name_text(ann.named_children[0])
+            if text:
+                out[node_text(name).strip("'\"")] = text
+    return out
 
 
 def _members(node, body=None) -> set[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from benchsmith.analyzers.typescript.attribution import export_origin, member_file
+from benchsmith.analyzers.typescript.attribution import export_origin, member_file, member_owner
 from benchsmith.analyzers.typescript.kinds import SCAN_DIAGNOSTIC, classify, same_node
 from benchsmith.analyzers.typescript.model import Binding, FileInfo, Plan
 from benchsmith.records import CrossFileRef
@@ -59,7 +59,6 @@ def _one_real_side(union) -> bool:
 def declared_type(plan: Plan, binding: Binding, type_name_node) -> tuple[str, str, str] | None:
     """(file, key in its ``members``, the import's local name) of the project type a type name names: ``X`` (an imported class, interface
     or type alias), ``ns.X`` (an export of a namespace import, or a member of an imported namespace)."""
-    target = binding.site.target
     parent = type_name_node.parent
     qualified = parent is not None and parent.type == "nested_type_identifier" and \
         same_node(parent.child_by_field_name("module"), type_name_node)
@@ -67,13 +66,21 @@ def declared_type(plan: Plan, binding: Binding, type_name_node) -> tuple[str, st
         inner = parent.child_by_field_name("name")
         if inner is None:
             return None
-        x = inner.text.decode("utf-8", "replace")
+        return through_binding(plan, binding, inner.text.decode("utf-8", "replace"))
+    return through_binding(plan, binding, None)
+
+
+def through_binding(plan: Plan, binding: Binding, rest: str | None) -> tuple[str, str, str] | None:
+    """``declared_type`` of the import ``binding`` (``rest`` None) or of its member ``rest`` (``ns.X``)."""
+    target = binding.site.target
+    if target is None:
+        return None
+    if rest is not None:
         if binding.imported is None:
-            origin, there = export_origin(plan, target, x)
-            key = there
+            origin, key = export_origin(plan, target, rest)
         else:
             origin, there = export_origin(plan, target, binding.imported)
-            key = f"{there}.{x}"
+            key = f"{there}.{rest}"
     elif binding.imported is None:
         return None
     else:
@@ -81,6 +88,29 @@ def declared_type(plan: Plan, binding: Binding, type_name_node) -> tuple[str, st
     if key is None or key not in plan.files[origin].members:
         return None
     return origin, key, binding.local
+
+
+def member_type(plan: Plan, file: str, cls: str, member: str) -> tuple[str, str, str] | None:
+    """``declared_type`` of the declared type of ``member`` of ``cls`` (``deps.engine`` -> GameEngine.IEngine),
+    read in the file declaring it: a type of that file (a sibling in its namespace first) or one it imports."""
+    owner = member_owner(plan, file, cls, member)
+    if owner is None:
+        return None
+    file, cls = owner
+    info = plan.files[file]
+    text = info.member_types.get(cls, {}).get(member)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    if "." in rest:
+        return None
+    prefix = cls.rpartition(".")[0]
+    for key in ([f"{prefix}.{text}"] if prefix else []) + [text]:
+        if key in info.members:
+            return file, key, head
+    binding = next((b for site in info.sites if site.target is not None for b in site.bindings if b.local == head),
+                   None)
+    return through_binding(plan, binding, rest or None) if binding is not None else None
 
 
 def scope_of(decl):
@@ -136,14 +166,30 @@ def typed_member_refs(plan: Plan, path: str, tree, typed: dict[str, list[tuple[o
         if not around:
             continue
         typ = min(around, key=lambda d: d[1] - d[0])[2]  # the innermost declaration of the name
-        member = node.parent.child_by_field_name("property")
-        if typ is None or member is None or member.type != "property_identifier":
-            continue
+        if typ is not None:
+            out += member_chain(plan, path, node.parent, typ)
+    return out
+
+
+def member_chain(plan: Plan, path: str, access, typ: tuple[str, str, str], depth: int = 4) -> list[CrossFileRef]:
+    """References along ``v.a.b.c`` from the member access ``v.a`` whose object has the project type ``typ``:
+    ``a`` when the type declares it, then ``b`` when ``a``'s declared type is a project type that declares it..."""
+    pos = plan.files[path].positions
+    out: list[CrossFileRef] = []
+    while typ is not None and access is not None and access.type == "member_expression" and depth > 0:
+        member = access.child_by_field_name("property")
+        if member is None or member.type != "property_identifier":
+            break
         symbol = member.text.decode("utf-8", "replace")
         defining = member_file(plan, typ[0], typ[1], symbol)
         if defining is None:
-            continue
+            break
         line, col = pos.line_col(pos.to_char(member.start_byte))
         out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, SCAN_DIAGNOSTIC,
-                                f"member of {name!r}: {typ[1]}", kind=classify(member)))
+                                f"member of {typ[1]}", kind=classify(member)))
+        outer = access.parent
+        if outer is None or outer.type != "member_expression" or \
+                not same_node(outer.child_by_field_name("object"), access):
+            break
+        typ, access, depth = member_type(plan, typ[0], typ[1], symbol), outer, depth - 1
     return out

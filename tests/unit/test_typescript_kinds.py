@@ -61,8 +61,11 @@ def _at(result, file: str, line1: int, symbol: str):
     ("src/view.tsx", 3, "Button", K.JSX, "src/ui.tsx"),  # <Button label="ok" />
     ("src/store.ts", 4, "size", K.MEMBER, "src/models.ts"),  # a key of `const store: IStore = {...}`
     ("src/store.ts", 5, "load", K.MEMBER, "src/models.ts"),  # a method of that object literal
-    ("src/store.ts", 11, "turn", K.MEMBER, "src/models.ts"),  # {...} as Game.IGameData
-    ("src/store.ts", 11, "enemies", K.MEMBER, "src/models.ts"),
+    ("src/store.ts", 9, "inner", K.MEMBER, "src/models.ts"),
+    ("src/store.ts", 9, "depth", K.MEMBER, "src/models.ts"),  # a nested literal: IStore.inner is an IInner
+    ("src/store.ts", 12, "turn", K.MEMBER, "src/models.ts"),  # {...} as Game.IGameData
+    ("src/store.ts", 12, "enemies", K.MEMBER, "src/models.ts"),
+    ("src/store.ts", 15, "depth", K.MEMBER, "src/models.ts"),  # s.inner.depth: along the chain of declared types
 ])
 def test_each_kind_at_its_name(analysed, file, line, symbol, kind, defining):
     result, lines = analysed
@@ -101,6 +104,7 @@ def test_an_import_shadowed_by_a_parameter_is_not_a_reference(analysed):
 def test_an_object_literal_key_the_type_does_not_declare_is_not_a_reference(analysed):
     result, _ = analysed
     assert _at(result, "src/store.ts", 8, "extra") is None  # `extra: 2` is no member of IStore
+    assert _at(result, "src/store.ts", 15, "toFixed") is None  # nor is toFixed one of IInner
 
 
 def test_a_file_the_grammar_rejects_is_still_analysed(analysed):
