@@ -59,6 +59,7 @@ from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, 
                                                  submit as _submit)
 from benchsmith.analyzers.csharp.copy import prepare
 from benchsmith.analyzers.csharp.diagnostics import Compiler, CsDiagnostic
+from benchsmith.analyzers.csharp.kinds import scan_refs
 from benchsmith.analyzers.csharp.plan import SHIM_FILE, CsPlan
 from benchsmith.analyzers.csharp.project import ProjectIndex
 from benchsmith.analyzers.csharp.positions import offset as _offset
@@ -69,7 +70,7 @@ from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs, stub_coun
 from benchsmith.analyzers.csharp.toolchain import CsToolchain
 from benchsmith.config_values import exclusions as config_exclusions
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
-from benchsmith.records import CrossFileRef, Exclusion, Reason, Stage
+from benchsmith.records import CrossFileRef, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import ToolMissing
 
 KEPT_CODES = frozenset({"CS0117", "CS1061", "CS1729", "CS0246", "CS0103", "CS0426"})
@@ -88,6 +89,10 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
     language = "csharp"
     extensions = (".cs",)
     grammar_module = "tree_sitter_c_sharp"
+    reference_kinds = frozenset({ReferenceKind.MEMBER, ReferenceKind.INHERITED_MEMBER, ReferenceKind.TYPE,
+                                 ReferenceKind.HERITAGE, ReferenceKind.ATTRIBUTE, ReferenceKind.CONSTRUCTOR})
+    import_pattern = r"\s*(?:global\s+)?using\s+(?:static\s+)?(?:\w+\s*=\s*)?[\w.<>, ]+;"
+    enclosing_ends = frozenset({"attribute_list", "enum_member_declaration"})
     grammar_function = "language"
     comment_prefix = "//"
     statement_terminators = frozenset({";", "{", "}"})
@@ -364,17 +369,27 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         return ref
 
     def finish(self, plan: CsPlan, result: AnalysisResult) -> None:
-        """One reference per place (the first diagnostic there), sorted; the diff's figures."""
+        """One reference per place (the first diagnostic there), with the kind the syntax gives it and the type
+        uses no error marks (``kinds``, read only where the compiles got to the method bodies: otherwise the
+        analysis found nothing), sorted; the diff's figures."""
         refs: dict[tuple, CrossFileRef] = {}
         for ref in result.refs:
             refs.setdefault((ref.file, ref.line, ref.column), ref)
-        result.refs = [refs[k] for k in sorted(refs)]
         before, after = plan.before.diagnostics, plan.after.diagnostics
+        stopped = not refs and plan.kind is Compiler.MCS and not reached_bodies(before, plan.infos, plan.texts)
+        for key, ref in (scan_refs(plan) if not stopped else {}).items():
+            found = refs.get(key)
+            if found is None:
+                refs[key] = ref
+            elif found.symbol == ref.symbol:
+                found.kind, found.definition = ref.kind, ref.definition
+        result.stats["scan_refs"] = sum(1 for r in refs.values() if r.diagnostic == "scan")
+        result.refs = [refs[k] for k in sorted(refs)]
         result.stats.update(original_errors=sum(1 for d in before if d.kind == "error"),
                             stubbed_errors=sum(1 for d in after if d.kind == "error"),
                             new_diagnostics=plan.new, unattributed=plan.unattributed, external_members=plan.external,
                             refs=len(result.refs))
-        if not result.refs and plan.kind is Compiler.MCS and not reached_bodies(before, plan.infos, plan.texts):
+        if stopped:
             first = next((d for d in before if d.kind == "error"), None)
             if first is not None:
                 line = verdicts.original_line(plan.prepared, first.file, plan.texts, first) \

@@ -36,6 +36,7 @@ class AnalysedCopy:
     # where ``tree`` keeps a type ``text`` replaced: (start, end, type text) for ``scan_csharp``'s ``masks``
     scan_masks: tuple = ()
     pre_ts_error: bool | None = None  # whether tree-sitter found an error in the preprocessed text
+    pre_tree: object = None  # tree-sitter's tree of ``pre.text`` (original positions: the scan-found references)
 
     def to_original(self, offset: int | None) -> int | None:
         """A character offset of ``text`` -> the original's (preprocessing keeps every position)."""
@@ -54,6 +55,12 @@ class Prepared:
 
     def texts(self) -> dict[str, str]:
         return {p: c.text for p, c in self.copies.items()}
+
+    def position_keeping(self) -> tuple[dict[str, str], dict[str, object]]:
+        """Each file's text with the original's positions (preprocessed, or with ``#error`` blanked) and its tree
+        where one was parsed."""
+        texts = {p: (c.pre.text if not c.pre.error else c.text) for p, c in self.copies.items()}
+        return texts, {p: c.pre_tree for p, c in self.copies.items() if c.pre_tree is not None}
 
 
 GRAMMAR = "tree_sitter_c_sharp"
@@ -91,7 +98,7 @@ def prepare(files: dict[str, str], configs: dict[str, str], *, downlevel: bool, 
             continue
         copies[path] = AnalysedCopy(path, original, pre.text, pre)
         trees[path] = parser.parse(pre.text.encode("utf-8"))
-        copies[path].tree = trees[path]
+        copies[path].tree = copies[path].pre_tree = trees[path]
         copies[path].pre_ts_error = trees[path].root_node.has_error
         if rewriting:
             # one walk of the tree in C, while it is fresh in the processor's caches (a second loop over all

@@ -11,7 +11,7 @@ from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
 from benchsmith.analyzers.csharp.positions import offset as _offset, position as _position
 from benchsmith.analyzers.csharp.scan import CsType
 from benchsmith.analyzers.csharp.stubs import CsStubs
-from benchsmith.records import CrossFileRef
+from benchsmith.records import CrossFileRef, ReferenceKind
 
 _IDENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
 
@@ -60,7 +60,10 @@ def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str, back=None) -> CrossFil
         return None
     line, col = _position(original, orig)
     t = plan.stubs[stub_name]
-    return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message)
+    # the kind the diagnostic implies; where the syntax says more (an attribute, a base list), ``kinds`` corrects it
+    kind = ReferenceKind.CONSTRUCTOR if d.code == "CS1729" else \
+        ReferenceKind.TYPE if symbol == stub_name else ReferenceKind.MEMBER
+    return CrossFileRef(plan.path, line, col, symbol, stub_name, t.file, d.code, d.message, kind=kind)
 
 
 _WORD = re.compile(r"\w+")
