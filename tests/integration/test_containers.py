@@ -14,7 +14,8 @@ from importlib.metadata import version
 import pytest
 
 from benchsmith.containers import IMAGES, build_all, detect_engine, image_tag
-from benchsmith.runner import ContainerSpec, Limits, Mount, container_name, repo_root, run
+from benchsmith.runner import ContainerSpec, Limits, Mount, container_name, run
+from benchsmith.toolchain_lock import PinKind, pins
 
 pytestmark = pytest.mark.container
 
@@ -72,8 +73,7 @@ def test_pylint_image_runs_the_hosts_pylint_and_astroid(engine, images):
 
 
 def test_tsc_image_runs_the_pinned_typescript(engine, images):
-    setup = (repo_root() / "scripts" / "setup_toolchains.sh").read_text()
-    pinned = re.search(r"^TS_VERSION=(\S+)", setup, re.M).group(1)
+    pinned = _locked(PinKind.NPM, "typescript")  # what scripts/setup_toolchains.sh installs too
     res = in_image(engine, images, "tsc", ["tsc", "--version"])
     assert res.ok, res.stderr
     assert res.stdout.strip() == f"Version {pinned}"
@@ -82,7 +82,11 @@ def test_tsc_image_runs_the_pinned_typescript(engine, images):
 def test_javac_image_runs_jdk17(engine, images):
     res = in_image(engine, images, "javac", ["javac", "-version"])
     assert res.ok, res.stderr
-    assert re.match(r"javac 17\.", (res.stdout + res.stderr).strip())
+    assert re.match(rf"javac {re.escape(_locked(PinKind.SYSTEM, 'javac'))}\.", (res.stdout + res.stderr).strip())
+
+
+def _locked(kind: PinKind, name: str) -> str:
+    return next(p.version for p in pins() if p.kind is kind and p.name == name)
 
 
 @pytest.mark.parametrize("compiler", ["mcs", "benchsmith-csc"])

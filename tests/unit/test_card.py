@@ -54,6 +54,11 @@ def test_card_lists_counts_reasons_command_and_versions(tmp_path):
     assert "build-ccEval --language python --repos 'my repos.txt'" in text
     for tool in ("| javac | 17.0.12 |", "| pylint | 3.3.1 |", "| python |", "| benchsmith |", "| tree-sitter |"):
         assert tool in text
+    # the lock's pins the build used, named, and the one this build did not run at its locked version
+    toolchains = next(line for line in text.splitlines() if line.startswith("Toolchains: "))
+    assert "pylint 3.3.1" in toolchains and "javac 17.0.12" in toolchains and "tree-sitter " in toolchains
+    assert "NOT as pinned in toolchains.lock: pylint 3.3.1 (lock: " in toolchains
+    assert "javac 17.0.12 (lock" not in toolchains  # 17.0.12 is of the locked 17 series
     assert "| python | groundtruth (characters) | 18.0 | 12 | 40 | 40 |" in text
     assert (root / "figures" / "groundtruth_length.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figures/prompt_length.png" in text
