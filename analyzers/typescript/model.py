@@ -48,6 +48,8 @@ class FileInfo:
     members: dict[str, set[str]] = field(default_factory=dict)  # class/interface/enum -> member names
     # class/interface/type literal -> member -> the name of its declared type, where it is one (`X`, `ns.X`)
     member_types: dict[str, dict[str, str]] = field(default_factory=dict)
+    # the declared return types of functions (owner '' at the top level, else a class/interface/namespace)
+    returns: dict[str, dict[str, str]] = field(default_factory=dict)
     other_module_syntax: bool = False  # a top-level export or an import we keep
 
 

@@ -192,9 +192,17 @@ class Scanner:
             bases = _heritage(node)
             if bases:
                 info.heritage[node_text(name)] = bases
+        if t in ("function_declaration", "function_signature"):
+            ret = _return_type(node)
+            if ret:
+                info.returns.setdefault("", {})[node_text(name)] = ret
         if t in ("class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration"):
+            body = node.child_by_field_name("body")
             info.members.setdefault(node_text(name), set()).update(_members(node))
-            info.member_types.setdefault(node_text(name), {}).update(_member_types(node.child_by_field_name("body")))
+            info.member_types.setdefault(node_text(name), {}).update(_member_types(body))
+            info.returns.setdefault(node_text(name), {}).update(
+                {node_text(c.child_by_field_name("name")): r for c in (body.named_children if body else ())
+                 if c.type in _METHODS and (r := _return_type(c))})
         elif t == "type_alias_declaration":  # type T = { a: ...; m(): ... }
             value = node.child_by_field_name("value")
             if value is not None and value.type == "object_type":
@@ -217,6 +225,8 @@ class Scanner:
             info.members.setdefault(f"{ns}.{cls}", set()).update(members)
         for cls, types in inner.member_types.items():
             info.member_types.setdefault(f"{ns}.{cls}", {}).update(types)
+        for owner, returns in inner.returns.items():
+            info.returns.setdefault(f"{ns}.{owner}" if owner else ns, {}).update(returns)
         for cls, bases in inner.heritage.items():
             info.heritage.setdefault(f"{ns}.{cls}", bases)
 
@@ -285,6 +295,14 @@ def type_name_text(node) -> str | None:
         real = [c for c in node.named_children if node_text(c) not in ("undefined", "null")]
         return type_name_text(real[0]) if len(real) == 1 else None
     return None
+
+
+_METHODS = frozenset({"method_definition", "method_signature", "abstract_method_signature"})
+
+
+def _return_type(node) -> str | None:
+    ann = node.child_by_field_name("return_type")
+    return type_name_text(ann.named_children[0]) if ann is not None and ann.named_children else None
 
 
 def _member_types(body) -> dict[str, str]:

@@ -97,10 +97,69 @@ def member_type(plan: Plan, file: str, cls: str, member: str) -> tuple[str, str,
     if owner is None:
         return None
     file, cls = owner
-    info = plan.files[file]
-    text = info.member_types.get(cls, {}).get(member)
+    return _named_type(plan, file, cls, plan.files[file].member_types.get(cls, {}).get(member))
+
+
+def return_type(plan: Plan, file: str, owner: str, function: str) -> tuple[str, str, str] | None:
+    """``declared_type`` of the declared return type of ``function`` of ``owner`` ('' for a top-level function,
+    else a class, interface or namespace, up the ``extends`` chain)."""
+    if owner:
+        found = member_owner(plan, file, owner, function)
+        if found is None:
+            return None
+        file, owner = found
+    return _named_type(plan, file, owner, plan.files[file].returns.get(owner, {}).get(function))
+
+
+def initialized_type(plan: Plan, binding: Binding, node) -> tuple[str, str, str] | None:
+    """The project type of ``new X(...)``, ``new ns.X(...)`` or a call ``f(...)`` / ``X.f(...)`` / ``ns.f(...)``
+    with a declared return type, where ``node`` is the import's name at the start of it; None otherwise."""
+    target = binding.site.target
+    expr, rest = node, None
+    parent = node.parent
+    if parent is not None and parent.type == "member_expression" and \
+            same_node(parent.child_by_field_name("object"), node):
+        prop = parent.child_by_field_name("property")
+        expr, rest = parent, prop.text.decode("utf-8", "replace") if prop is not None else None
+        if rest is None:
+            return None
+    outer = expr.parent
+    if outer is None:
+        return None
+    if outer.type == "new_expression" and same_node(outer.child_by_field_name("constructor"), expr):
+        return through_binding(plan, binding, rest)
+    if outer.type != "call_expression" or not same_node(outer.child_by_field_name("function"), expr) or target is None:
+        return None
+    if rest is None:  # f(...)
+        if binding.imported is None:
+            return None
+        origin, there = export_origin(plan, target, binding.imported)
+        return return_type(plan, origin, "", there) if there else None
+    if binding.imported is None:  # ns.f(...)
+        origin, there = export_origin(plan, target, rest)
+        return return_type(plan, origin, "", there) if there else None
+    origin, there = export_origin(plan, target, binding.imported)  # X.f(...): a static method, a namespace's function
+    return return_type(plan, origin, there, rest) if there else None
+
+
+def initialized_variable(node):
+    """The identifier of the variable declared with the expression that ``initialized_type`` read at ``node``
+    (``const v = new X()``), when the declaration writes no type of its own."""
+    expr = node.parent if node.parent is not None and node.parent.type == "member_expression" else node
+    outer = expr.parent
+    decl = outer.parent if outer is not None else None
+    if decl is None or decl.type != "variable_declarator" or decl.child_by_field_name("type") is not None or \
+            not same_node(decl.child_by_field_name("value"), outer):
+        return None
+    name = decl.child_by_field_name("name")
+    return name if name is not None and name.type == "identifier" else None
+
+
+def _named_type(plan: Plan, file: str, cls: str, text: str | None) -> tuple[str, str, str] | None:
+    """``declared_type`` of the type named ``text`` in ``file``, inside ``cls`` (its namespace's siblings first)."""
     if text is None:
         return None
+    info = plan.files[file]
     head, _, rest = text.partition(".")
     if "." in rest:
         return None

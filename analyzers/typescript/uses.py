@@ -20,7 +20,9 @@ from benchsmith.analyzers.typescript.attribution import export_origin, member_fi
 from benchsmith.analyzers.typescript.kinds import ACCESS_NODES, SCAN_DIAGNOSTIC, classify, same_node
 from benchsmith.analyzers.typescript.objects import object_member_refs, typed_object
 from benchsmith.analyzers.typescript.model import Binding, Plan
-from benchsmith.analyzers.typescript.typed import annotated_variable, declared_type, scope_of, typed_member_refs
+from benchsmith.analyzers.typescript.typed import (
+    annotated_variable, declared_type, initialized_type, initialized_variable, scope_of, typed_member_refs,
+)
 from benchsmith.records import CrossFileRef
 
 
@@ -111,6 +113,9 @@ def scan_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
         var = annotated_variable(node)
         obj = typed_object(node)
         typ = declared_type(plan, bindings[name], node) if var is not None or obj is not None else None
+        if var is None and obj is None:
+            var = initialized_variable(node)  # const v = new X() / X.make(): v has X's type
+            typ = initialized_type(plan, bindings[name], node) if var is not None else None
         if typ is not None and var is not None:
             typed.setdefault(var.text.decode("utf-8", "replace"), []).append((var, typ))
         if typ is not None and obj is not None:
