@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -82,3 +83,18 @@ _PLAIN_PATH = re.compile(r"[A-Za-z0-9._/+=,@%~-]+")
 def plain_path(path: str | os.PathLike) -> bool:
     """Whether ``path`` (absolute) and names below it can be handed to a tool without quoting."""
     return bool(_PLAIN_PATH.fullmatch(os.path.abspath(path)))
+
+
+def claim_build_scratch(stable: Path) -> Path | None:
+    """Make a build's scratch ready at its ``stable`` path: a killed run's leftovers removed, the directory taken as
+    a private one of ours (None returned).  Where tools could not take that path unquoted, a fresh private
+    directory is returned instead, to hold this build's scratch (the caller removes it at the end).  A path that is
+    not ours to take ends the build with one line."""
+    shutil.rmtree(stable, ignore_errors=True)  # never follows a link: rmtree refuses one
+    if not plain_path(stable):
+        return fresh_dir("benchsmith-build-")
+    try:
+        private_dir(stable)
+    except (ScratchError, OSError) as exc:
+        raise SystemExit(f"build cceval: no scratch directory: {exc}") from None
+    return None

@@ -35,7 +35,7 @@ from benchsmith.pipeline import DropLedger, chain
 from benchsmith.progress import ProgressObserver, track
 from benchsmith.records import CursorRule, Exclusion, Reason, ReferenceKind, RepoSpec, Stage
 from benchsmith.runner import ToolchainBackend
-from benchsmith.scratch import ScratchError, fresh_dir, plain_path, private_dir
+from benchsmith.scratch import claim_build_scratch, private_dir
 from benchsmith.shards import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, STATS_FILE, OutputLock,  # noqa: F401
                                finish_shard, merge_jsonl, new_staging, read_done, record_failure, remove_leftovers,
                                shard_is_done, shard_stats, summed_drops)
@@ -241,9 +241,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
 
 def scratch_dir(config: BuildConfig) -> Path:
     """Where this build's repositories are extracted and analysed: one directory per output directory, so a
-    killed run's leftovers (checkouts, stubbed trees) are found and removed by the next run of the same build.
-    A stable name, hence under the output directory (or ``workdir``), never in a shared one such as /tmp where
-    another user could plant it first; taken only as a private directory of ours (``benchsmith.scratch``)."""
+    killed run's leftovers (checkouts, stubbed trees) are found and removed by the next run of the same build;
+    under the output directory (or ``workdir``), never at a name another user could plant (benchsmith.scratch)."""
     if not config.workdir:
         return lang_dir(config) / SHARDS_DIR / "scratch"
     key = hashlib.sha1(str(Path(config.output).resolve() / config.language).encode()).hexdigest()[:12]
@@ -283,15 +282,9 @@ def build(config: BuildConfig, progress: bool = True) -> BuildSummary:
     shards_root.mkdir(parents=True, exist_ok=True)
     with OutputLock(shards_root / LOCK_FILE, out):
         remove_leftovers(out, shards_root)
-        shutil.rmtree(scratch_dir(config), ignore_errors=True)
-        own_workdir = None
-        if not plain_path(scratch_dir(config)):  # tools take scratch paths unquoted: a space would split them
-            own_workdir = fresh_dir("benchsmith-build-")
+        own_workdir = claim_build_scratch(scratch_dir(config))  # a fresh one where tools need another path
+        if own_workdir is not None:
             config = dataclasses.replace(config, workdir=str(own_workdir))
-        try:
-            private_dir(scratch_dir(config))
-        except (ScratchError, OSError) as exc:
-            raise SystemExit(f"build cceval: no scratch directory: {exc}") from None
         names = unique_names(config.repos)
         # Tasks carry absolute paths: a Ray worker (or any worker) may run in another working directory.
         task_config = dataclasses.replace(
