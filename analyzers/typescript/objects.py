@@ -60,7 +60,7 @@ def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str], de
             continue
         name = key.text.decode("utf-8", "replace")
         defining = member_file(plan, typ[0], typ[1], name)
-        if defining is None:
+        if defining is None or defining == path:
             continue
         line, col = pos.line_col(pos.to_char(key.start_byte))
         out.append(CrossFileRef(path, line, col, name, typ[2], defining, SCAN_DIAGNOSTIC,

@@ -241,7 +241,7 @@ def member_chain(plan: Plan, path: str, access, typ: tuple[str, str, str], depth
             break
         symbol = member.text.decode("utf-8", "replace")
         defining = member_file(plan, typ[0], typ[1], symbol)
-        if defining is None:
+        if defining is None or defining == path:
             break
         line, col = pos.line_col(pos.to_char(member.start_byte))
         out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, SCAN_DIAGNOSTIC,
@@ -251,4 +251,38 @@ def member_chain(plan: Plan, path: str, access, typ: tuple[str, str, str], depth
                 not same_node(outer.child_by_field_name("object"), access):
             break
         typ, access, depth = member_type(plan, typ[0], typ[1], symbol), outer, depth - 1
+    return out
+
+
+_THIS_RE = re.compile(r"(?<![\w$.])this\s*\.\s*[\w$]+\s*\??\.")
+_CLASSES = frozenset({"class_declaration", "abstract_class_declaration"})
+
+
+def this_member_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
+    """``this.x.y``: references along the chain after a field ``x`` of the enclosing class (or of its bases) whose
+    declared type is a project type (``private engine: GameEngine.IEngine`` -> ``this.engine.broadcast``)."""
+    info = plan.files[path]
+    pos = info.positions
+    out: list[CrossFileRef] = []
+    for m in _THIS_RE.finditer(info.text):
+        b = pos.to_byte(m.start())
+        node = tree.root_node.descendant_for_byte_range(b, b + 4)
+        inner = node.parent if node is not None and node.type == "this" else None
+        outer = inner.parent if inner is not None and inner.type == "member_expression" else None
+        if outer is None or outer.type != "member_expression" or \
+                not same_node(outer.child_by_field_name("object"), inner):
+            continue
+        cls = inner
+        while cls is not None and cls.type not in _CLASSES:
+            if cls.type in ("function_declaration", "function_expression", "function"):
+                cls = None  # `this` of a plain function is not the instance
+                break
+            cls = cls.parent
+        name = cls.child_by_field_name("name") if cls is not None else None
+        field = inner.child_by_field_name("property")
+        if name is None or field is None:
+            continue
+        typ = member_type(plan, path, name.text.decode("utf-8", "replace"), field.text.decode("utf-8", "replace"))
+        if typ is not None:
+            out += member_chain(plan, path, outer, typ)
     return out

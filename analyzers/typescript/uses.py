@@ -21,7 +21,8 @@ from benchsmith.analyzers.typescript.kinds import ACCESS_NODES, SCAN_DIAGNOSTIC,
 from benchsmith.analyzers.typescript.objects import object_member_refs, typed_object
 from benchsmith.analyzers.typescript.model import Binding, Plan
 from benchsmith.analyzers.typescript.typed import (
-    annotated_variable, declared_type, initialized_type, initialized_variable, scope_of, typed_member_refs,
+    annotated_variable, declared_type, initialized_type, initialized_variable, scope_of, this_member_refs,
+    typed_member_refs,
 )
 from benchsmith.records import CrossFileRef
 
@@ -120,7 +121,7 @@ def scan_refs(plan: Plan, path: str, tree) -> list[CrossFileRef]:
             typed.setdefault(var.text.decode("utf-8", "replace"), []).append((var, typ))
         if typ is not None and obj is not None:
             out += object_member_refs(plan, path, obj, typ)
-    return out + typed_member_refs(plan, path, tree, typed, _declares)
+    return out + typed_member_refs(plan, path, tree, typed, _declares) + this_member_refs(plan, path, tree)
 
 
 def _ref(plan: Plan, path: str, binding: Binding, node) -> CrossFileRef | None:

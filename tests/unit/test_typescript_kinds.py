@@ -68,6 +68,7 @@ def _at(result, file: str, line1: int, symbol: str):
     ("src/store.ts", 15, "depth", K.MEMBER, "src/models.ts"),  # s.inner.depth: along the chain of declared types
     ("src/store.ts", 20, "size", K.MEMBER, "src/models.ts"),  # const made = makeStore(): its declared return type
     ("src/app.ts", 16, "size", K.MEMBER, "src/models.ts"),  # const thing = new models.Thing()
+    ("src/app.ts", 34, "turn", K.MEMBER, "src/models.ts"),  # this.game.turn, `private game: Game.IGameData`
 ])
 def test_each_kind_at_its_name(analysed, file, line, symbol, kind, defining):
     result, lines = analysed
