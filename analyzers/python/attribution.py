@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from benchsmith.analyzers.base import Diagnostic
-from benchsmith.analyzers.python.kinds import Declared, UseContexts, class_nodes, find_member, stubbed_base
+from benchsmith.analyzers.python.kinds import Declared, UseContexts, find_member, stubbed_base
 from benchsmith.analyzers.python.lines import python_lines
 from benchsmith.analyzers.python.modules import ModuleIndex
 from benchsmith.analyzers.python.stubs import Binding, FileStubs
@@ -30,8 +30,7 @@ def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]
         kind = ReferenceKind.MEMBER
         if not candidates:
             # ``self.splitter`` in a class of this file whose base class is a stubbed import
-            tree = index.tree(d.file)
-            base = stubbed_base(tree, owner, set(stubs.bindings)) if tree is not None else None
+            base = stubbed_base(index, d.file, owner, set(stubs.bindings))
             if base is None:
                 return None
             candidates, owner, kind = stubs.bindings[base], base, ReferenceKind.INHERITED_MEMBER
@@ -90,8 +89,7 @@ def refine(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex, contexts: Us
             return None
         ref.defining_file = located
     if ref.kind is ReferenceKind.MEMBER:
-        tree = index.tree(ref.defining_file) if ref.defining_file else None
-        is_class = tree is not None and bool(class_nodes(tree, ref.symbol))
+        is_class = bool(ref.defining_file and index.classes(ref.defining_file).get(ref.symbol))
         ref.kind = contexts.kind((ref.line, ref.column), is_class)
     return ref
 

@@ -110,8 +110,6 @@ class Declared:
         return Definition(self.file, first - 1, end - 1, self.symbol)
 
 
-def class_nodes(tree: ast.AST, name: str) -> list[ast.ClassDef]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name]
 
 
 def _member_in(cls: ast.ClassDef, member: str) -> ast.stmt | None:
@@ -163,7 +161,7 @@ def _resolve_base(index: ModuleIndex, file: str, tree: ast.AST, base: ast.expr) 
         named = named.value
     if not isinstance(named, ast.Name):
         return None
-    if not dotted and class_nodes(tree, named.id):
+    if not dotted and index.classes(file).get(named.id):
         return file, named.id
     bound = _imported(index, file, tree, named.id)
     if bound is None:
@@ -191,7 +189,7 @@ def find_member(index: ModuleIndex, file: str, cls_name: str, member: str, depth
     tree = index.tree(file)
     if tree is None:
         return None
-    classes = class_nodes(tree, cls_name)
+    classes = index.classes(file).get(cls_name, [])
     for cls in classes:
         stmt = _member_in(cls, member)
         if stmt is not None:
@@ -209,12 +207,12 @@ def find_member(index: ModuleIndex, file: str, cls_name: str, member: str, depth
     return fallback
 
 
-def stubbed_base(tree: ast.AST, cls_name: str, stubbed: set[str], depth: int = 0) -> str | None:
-    """The stubbed import (local name) a class of this file inherits from, directly or through other classes of
+def stubbed_base(index: ModuleIndex, file: str, cls_name: str, stubbed: set[str], depth: int = 0) -> str | None:
+    """The stubbed import (local name) a class of ``file`` inherits from, directly or through other classes of
     the same file; None when its chain has none."""
     if depth > 8:
         return None
-    for cls in class_nodes(tree, cls_name):
+    for cls in index.classes(file).get(cls_name, []):
         for base in cls.bases:
             named = _named(base)
             while isinstance(named, ast.Attribute):
@@ -224,7 +222,7 @@ def stubbed_base(tree: ast.AST, cls_name: str, stubbed: set[str], depth: int = 0
             if named.id in stubbed:
                 return named.id
             if named.id != cls_name:
-                inner = stubbed_base(tree, named.id, stubbed, depth + 1)
+                inner = stubbed_base(index, file, named.id, stubbed, depth + 1)
                 if inner is not None:
                     return inner
     return None

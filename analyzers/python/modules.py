@@ -37,6 +37,7 @@ class ModuleIndex:
         self.texts = {f.path: f.text for f in files}
         self._trees: dict[str, ast.AST | None] = {}
         self._definers: dict[str, list[str]] | None = None
+        self._classes: dict[str, dict[str, list[ast.ClassDef]]] = {}
 
     def tree(self, path: str) -> ast.AST | None:
         if path not in self._trees:
@@ -45,6 +46,17 @@ class ModuleIndex:
             except UNPARSABLE:
                 self._trees[path] = None
         return self._trees[path]
+
+    def classes(self, path: str) -> dict[str, list[ast.ClassDef]]:
+        """The classes of a file by name, at any depth; one walk per file."""
+        if path not in self._classes:
+            table: dict[str, list[ast.ClassDef]] = {}
+            tree = self.tree(path)
+            for node in ast.walk(tree) if tree is not None else ():
+                if isinstance(node, ast.ClassDef):
+                    table.setdefault(node.name, []).append(node)
+            self._classes[path] = table
+        return self._classes[path]
 
     def definers(self, name: str) -> list[str]:
         """Files (sorted) that define ``name``; one pass over the repository, built on first use."""
