@@ -15,6 +15,7 @@ import pytest
 
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
 from tests.shared_data import shared_data
+from tests.timing import scaled
 
 DATA = shared_data("humanextension/data.json")
 INVALID = {"factorial", "all_sorted", "prod_signs_within_threshold", "sum_odd_collatz", "num_valid_birthdays",
@@ -78,7 +79,7 @@ def test_references_pass_in_the_sandbox_exactly_where_they_pass_plainly(pairs, t
     programs = [program(p, render(p["target_function"]["template"])) for p in pairs]
     names = [p["target_function"]["name"] for p in pairs]
     plain = plain_interpreter(programs, tmp_path)
-    with Sandbox(timeout=10.0, workers=4) as sb:
+    with Sandbox(timeout=scaled(10.0), workers=4) as sb:
         results = sb.run_many(programs)
     sandboxed = [r.passed for r in results]
     assert sandboxed == plain
@@ -98,7 +99,7 @@ def judged(pairs: list[dict], targets: list[str]):
     sources = ["\n\n\n".join(x.rstrip("\n") for x in import_lines(p["imports"])
                               + [render(p["auxiliary_function"]["template"]), target]) + "\n"
                for p, target in zip(pairs, targets)]
-    with Sandbox(timeout=10.0, workers=4) as sb:
+    with Sandbox(timeout=scaled(10.0), workers=4) as sb:
         results = sb.run_many([harness_program(s, plan) for s, plan in zip(sources, plans)])
     return [judge(plan, r) for plan, r in zip(plans, results)]
 
@@ -118,7 +119,7 @@ def test_references_judged_in_the_parent_pass_exactly_where_they_pass_plainly(pa
 
 def test_wrong_implementations_fail(pairs, tmp_path):
     programs = [program(p, wrong_target(p)) for p in pairs]
-    with Sandbox(timeout=10.0, workers=4) as sb:
+    with Sandbox(timeout=scaled(10.0), workers=4) as sb:
         results = sb.run_many(programs)
     passing = [p["target_function"]["name"] for p, r in zip(pairs, results) if r.passed]
     assert passing == []

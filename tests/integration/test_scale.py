@@ -22,6 +22,7 @@ from benchsmith.builders.cceval.build import (DONE_FILE, LOCK_FILE, SHARDS_DIR, 
                                               RepoTask, ShardSummary, build, merge_shards, record_failed_task)
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.records import Reason, RepoSpec
+from tests.timing import scaled
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((REPO_ROOT / "samples" / "python").iterdir())
@@ -81,14 +82,14 @@ def test_sigkill_then_rerun_is_byte_identical(tmp_path, repos, clean):
     shards = out / "python" / SHARDS_DIR
     proc = subprocess.Popen(cli_argv(out, repos, "--workers", "2"), cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + scaled(120)
     done: list[Path] = []
     while time.monotonic() < deadline and proc.poll() is None:
         done = list(shards.glob(f"*/{DONE_FILE}")) if shards.exists() else []
         if done:
             break
         time.sleep(0.05)
-    assert done, "no shard finished within 120s"
+    assert done, f"no shard finished within {scaled(120):.0f}s"
     os.kill(proc.pid, signal.SIGKILL)  # the build process only: its pool workers must die with it
     proc.wait()
     assert proc.returncode == -signal.SIGKILL

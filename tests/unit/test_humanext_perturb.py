@@ -9,6 +9,7 @@ import pytest
 from benchsmith.builders.humanext.perturb import local_names, perturb
 from benchsmith.builders.humanext.sources import load_pairs
 from benchsmith.records import Perturbation
+from tests.timing import scaled
 
 AUX = '''def fact(n: int) -> int:
     """n factorial, recursively.
@@ -96,5 +97,5 @@ def test_perturbed_programs_still_pass(pair):
         view = perturb(pair, kind, random.Random(3), ["strlen", "below_zero"])
         programs.append(view.code + "\n\n\n" + pair.target.code(view.target_mapping) + "\n" + pair.tests)
     programs.append(AUX + "\n\n" + SIG + "    return fact(ns[0])\n" + "\n" + pair.tests)  # a wrong target fails
-    results = Sandbox(timeout=10, workers=2).run_many(programs)
+    results = Sandbox(timeout=scaled(10), workers=2).run_many(programs)
     assert [r.passed for r in results] == [True] * len(Perturbation) + [False]

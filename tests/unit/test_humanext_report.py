@@ -12,6 +12,7 @@ from benchsmith.evaluate.humanext import inputs as hx_inputs
 from benchsmith.evaluate.humanext import plan as hx_plan
 from benchsmith.evaluate.humanext import results as hx_results
 from benchsmith.records import Perturbation, PromptVariant, Setting
+from tests.timing import scaled
 
 ADD_ONE = "def add_one(x):\n    \"\"\"Add one.\"\"\"\n    return x + 1\n"
 PLUS_ONE = "def plus_one(y):\n    return y + 1\n"
@@ -104,7 +105,7 @@ def inputs(tmp_path: Path):
 
 def score(tmp_path, variants, preds, out="report", extra=()):
     argv = ["score", "humanext", "--variants", str(variants), "--output", str(tmp_path / out), "--k", "1,2",
-            "--workers", "4", "--timeout", "2", "--quiet"]
+            "--workers", "4", "--timeout", f"{scaled(2):g}", "--quiet"]
     for p in preds:
         argv += ["--predictions", str(p)]
     return main(argv + list(extra))

@@ -5,6 +5,7 @@ import json
 from benchsmith.builders.humanext.sources import load_pairs
 from benchsmith.builders.humanext.validate import run_batched, validate_pairs
 from benchsmith.evaluate.sandbox import Sandbox
+from tests.timing import scaled
 
 
 def _pair(tmp_path, reference, tests):
@@ -22,7 +23,7 @@ TESTS = ("def check(candidate):\n    assert candidate([1], 1) == 2\n    assert a
 
 
 def test_passing_and_failing_references(tmp_path):
-    sb = Sandbox(timeout=10, workers=2)
+    sb = Sandbox(timeout=scaled(10), workers=2)
     good = _pair(tmp_path, "    return head(xs) + k if xs else k\n", TESTS)
     wrong = _pair(tmp_path, "    return head(xs) + k * k if xs else k\n", TESTS)
     raising = _pair(tmp_path, "    return head(xs) + k\n", TESTS)
@@ -35,7 +36,7 @@ def test_passing_and_failing_references(tmp_path):
 
 
 def test_run_batched_isolates_a_hanging_program():
-    sb = Sandbox(timeout=1, workers=2)
+    sb = Sandbox(timeout=scaled(1), workers=2)
     out = run_batched([["x = 1", "while True:\n    pass", "raise ValueError('no')"], ["assert 1 + 1 == 2"]], sb)
     assert out[1] == [None]
     assert out[0][0] is None

@@ -12,6 +12,7 @@ import pytest
 from benchsmith.evaluate.humanext import judge as J
 from benchsmith.evaluate.humanext import judge_values as JV
 from benchsmith.evaluate.sandbox import ExecResult, Sandbox, Verdict
+from tests.timing import scaled
 
 TESTS = textwrap.dedent("""
     def check(candidate):
@@ -28,7 +29,7 @@ TESTS = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with Sandbox(timeout=5, memory_mb=512, workers=2) as sb:
+    with Sandbox(timeout=scaled(5), memory_mb=512, workers=2) as sb:
         yield sb
 
 

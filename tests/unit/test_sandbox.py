@@ -12,11 +12,12 @@ from benchsmith.evaluate.sandbox import launch as sbx_launch
 from benchsmith.evaluate.sandbox import probe as sbx_probe
 from benchsmith.evaluate.sandbox import verdicts as sbx_verdicts
 from benchsmith.evaluate.sandbox import ExecResult, LaunchMode, Sandbox, SandboxBackend, Verdict
+from tests.timing import scaled
 
 
 @pytest.fixture(scope="module")
 def sandbox() -> Sandbox:
-    with Sandbox(timeout=3.0, memory_mb=512, workers=3) as sb:
+    with Sandbox(timeout=scaled(3.0), memory_mb=512, workers=3) as sb:
         yield sb
 
 
@@ -135,13 +136,13 @@ def test_exec_launch_path_contains_the_same_programs():
     with Sandbox(timeout=2.0, memory_mb=256, forkserver=False, workers=2) as sb:
         assert sb.isolation == base
         results = sb.run_many(["print('ok')", "assert False", "while True: pass",
-                               "x = bytearray(2**31)", "import os\nos.kill(os.getppid(), 9)"], timeout=1)
+                               "x = bytearray(2**31)", "import os\nos.kill(os.getppid(), 9)"], timeout=scaled(1))
     verdicts = [r.verdict for r in results]
     assert verdicts[:4] == [Verdict.PASSED, Verdict.FAILED, Verdict.TIMEOUT, Verdict.MEMORY]
     if base.separate_uid or base.pid_namespace:
         assert verdicts[4] is Verdict.FAILED
     if base.network_namespace:
-        res = Sandbox(timeout=2, forkserver=False).run(
+        res = Sandbox(timeout=scaled(2), forkserver=False).run(
             "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)")
         assert res.verdict is Verdict.FAILED and "unreachable" in res.stderr
 
@@ -223,7 +224,7 @@ def test_every_exec_launch_mode_runs_programs(mode):
     with Sandbox(timeout=2.0, memory_mb=256, forkserver=False) as sb:
         sb._isolation = iso
         results = sb.run_many(["import os\nprint(os.getcwd() == os.environ['HOME'])", "assert False",
-                               "while True: pass", "print('x' * 10**6)"], timeout=1)
+                               "while True: pass", "print('x' * 10**6)"], timeout=scaled(1))
         net = sb.run("import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)")
     assert [r.verdict for r in results] == [Verdict.PASSED, Verdict.FAILED, Verdict.TIMEOUT, Verdict.OUTPUT_LIMIT]
     assert results[0].stdout == "True\n"

@@ -22,6 +22,7 @@ import pytest
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
 from tests.hostile.traces import (LIBC_IPC, NAME_ME, assert_nothing_left, ipc_key, ipc_keys, needs, needs_netns,
                                   needs_uid, new_token, try_writes)
+from tests.timing import scaled
 
 
 def test_deleting_files_outside_its_directory_fails(sandbox, tmp_path):
@@ -295,7 +296,7 @@ def test_paths_the_caller_hides_are_empty_inside_a_visible_tree(tmp_path):
     (secret_dir / "answers.json").write_text('{"expected": 5040}')
     prog = f"import os\nprint(sorted(os.listdir({str(secret_dir)!r})))\n"
     try:
-        with Sandbox(timeout=5, workers=1, hide=[secret_dir]) as hidden, Sandbox(timeout=5, workers=1) as shown:
+        with Sandbox(timeout=scaled(5), workers=1, hide=[secret_dir]) as hidden, Sandbox(timeout=scaled(5), workers=1) as shown:
             needs(hidden, "root")
             inside, control = hidden.run(prog), shown.run(prog)
     finally:

@@ -11,6 +11,7 @@ import pytest
 
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
 from tests.hostile.traces import NAME_ME, assert_nothing_left, needs, new_token
+from tests.timing import scaled
 
 
 FACT_TESTS = ("def check(candidate):\n    assert candidate(7) == 5040\n    assert candidate(3) == 6\n\n"
@@ -175,7 +176,7 @@ def test_reading_the_variants_and_references_cannot_pass(strict, tmp_path):
                     pass
             return -1
     """)
-    with Sandbox(timeout=5, workers=1, hide=[tmp_path]) as sb:
+    with Sandbox(timeout=scaled(5), workers=1, hide=[tmp_path]) as sb:
         j, res = _judged(sb, NAME_ME.format(token=token) + source)
     assert j.verdict is Verdict.FAILED and j.returned == "-1", j.detail
     assert_nothing_left(token)
