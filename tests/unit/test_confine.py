@@ -19,19 +19,20 @@ from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import MIB, Confinement, Limits, capabilities
 from benchsmith.files import snapshot
 from tests.hostile import adopting_orphans, toolchain_processes
+from tests.timing import scaled
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CAPS = confine.probe()
 needs_confinement = pytest.mark.skipif(not CAPS.available, reason=f"this machine cannot confine: {CAPS.missing}")
 
 
-def confined(program: str, *, read=(), scratch=(), write=(), limits: Limits | None = None, timeout: float = 60,
+def confined(program: str, *, read=(), scratch=(), write=(), limits: Limits | None = None, timeout: float | None = None,
              cwd: str | None = None) -> runner.RunResult:
     conf = Confinement(read=tuple(confine.python_paths()) + tuple(str(p) for p in read),
                        scratch=tuple(str(p) for p in scratch), write=tuple(str(p) for p in write),
                        limits=limits or Limits(), grant=tuple(str(p) for p in read))
     return runner.run([sys.executable, "-I", "-S", "-B", "-c", textwrap.dedent(program)], confine=conf,
-                      timeout=timeout, cwd=cwd, output_cap=1 << 20)
+                      timeout=scaled(60) if timeout is None else timeout, cwd=cwd, output_cap=1 << 20)
 
 
 def facts(res: runner.RunResult) -> dict:
@@ -205,7 +206,7 @@ def test_memory_of_the_whole_process_tree_is_limited():
             kids.append(pid)
         ok = sum(os.waitpid(pid, 0)[1] == 0 for pid in kids)
         print("children that finished:", ok)
-    """, limits=Limits(memory_bytes=256 * MIB), timeout=60)
+    """, limits=Limits(memory_bytes=256 * MIB), timeout=scaled(60))
     assert "children that finished: 6" not in res.stdout
     if CAPS.memory in (confine.MemoryControl.CGROUP_V1, confine.MemoryControl.CGROUP_V2):
         assert res.oom and "toolchain memory limit" in res.stderr
@@ -226,7 +227,7 @@ def test_a_fork_bomb_is_capped_and_nothing_survives():
                 n += 1
         except OSError as exc:
             print("capped after", n, type(exc).__name__, flush=True)
-    """, limits=Limits(processes=40), timeout=30)
+    """, limits=Limits(processes=40), timeout=scaled(30))
     assert "capped after" in res.stdout
     assert int(res.stdout.split()[2]) < 40
     assert not surviving()
@@ -242,7 +243,7 @@ def test_daemons_die_with_the_run():
                 time.sleep(600)
             os._exit(0)
         print("parent leaves")
-    """, timeout=30)
+    """, timeout=scaled(30))
     assert res.returncode == 0 and "parent leaves" in res.stdout
     assert not surviving()
 
@@ -257,7 +258,7 @@ def test_file_size_and_cpu_limits():
             print("refused", exc.errno)
     """, limits=Limits(file_size=1 * MIB))
     assert "refused" in res.stdout or res.returncode == 128 + 25  # EFBIG or SIGXFSZ
-    res = confined("while True: pass", limits=Limits(cpu_seconds=1), timeout=30)
+    res = confined("while True: pass", limits=Limits(cpu_seconds=1), timeout=scaled(30))
     assert res.returncode in (128 + 24, 128 + 9) and not res.timed_out  # SIGXCPU, then SIGKILL at the hard limit
 
 

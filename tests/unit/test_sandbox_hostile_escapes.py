@@ -296,7 +296,8 @@ def test_paths_the_caller_hides_are_empty_inside_a_visible_tree(tmp_path):
     (secret_dir / "answers.json").write_text('{"expected": 5040}')
     prog = f"import os\nprint(sorted(os.listdir({str(secret_dir)!r})))\n"
     try:
-        with Sandbox(timeout=scaled(5), workers=1, hide=[secret_dir]) as hidden, Sandbox(timeout=scaled(5), workers=1) as shown:
+        with Sandbox(timeout=scaled(5), workers=1, hide=[secret_dir]) as hidden, \
+                Sandbox(timeout=scaled(5), workers=1) as shown:
             needs(hidden, "root")
             inside, control = hidden.run(prog), shown.run(prog)
     finally:

@@ -77,7 +77,8 @@ def test_a_system_pin_holds_its_series_only():
     assert not javac.holds("170.1") and not javac.holds("21.0.1")
     go = Pin(PinKind.SYSTEM, "go", "go1.19")
     assert go.holds("go1.19.8") and not go.holds("go1.190") and not go.holds("go1.21.0")
-    assert Pin(PinKind.PIP, "pylint", "4.1.5").holds("4.1.5") and not Pin(PinKind.PIP, "pylint", "4.1.5").holds("4.1.50")
+    pylint = Pin(PinKind.PIP, "pylint", "4.1.5")
+    assert pylint.holds("4.1.5") and not pylint.holds("4.1.50")
 
 
 def test_the_card_line_names_what_differs():
