@@ -16,7 +16,7 @@ from benchsmith.analyzers.javascript import JavaScriptAnalyzer
 from benchsmith.analyzers.typescript import TSC_ENV, TypeScriptAnalyzer
 from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
 from benchsmith.files import SourceFile, snapshot
-from benchsmith.records import CrossFileRef, Reason
+from benchsmith.records import CrossFileRef, Reason, ReferenceKind
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "javascript" / "project"
 
@@ -147,3 +147,18 @@ def test_missing_compiler_is_an_exclusion(tmp_path, monkeypatch):
     result = analyzer.analyze(_snap(tmp_path, analyzer), tmp_path / "work")
     (exc,) = [e for e in result.exclusions if e.item_id == "fixture"]
     assert exc.reason is Reason.TOOL_MISSING and not result.refs
+
+
+def test_kinds_and_uses_no_diagnostic_reveals(analysed):
+    """The binding scan of the TypeScript machinery runs on JavaScript too: `extends Shape` (a stub is a fine base)
+    and a bare imported constant are references; every reference has a kind by its place."""
+    result, _ = analysed
+    by_place = {(r.file, r.line + 1, r.symbol): r for r in result.refs}
+    heritage = by_place[("src/circle.mjs", 3, "Shape")]
+    assert (heritage.kind, heritage.defining_file) == (ReferenceKind.HERITAGE, "src/shape.js")
+    assert by_place[("src/circle.mjs", 10, "area")].kind is ReferenceKind.INHERITED_MEMBER  # this.area()
+    assert by_place[("src/index.js", 10, "Circle")].kind is ReferenceKind.CONSTRUCTOR  # new Circle(2)
+    dists = sorted((r.column, r.kind) for r in result.refs if (r.file, r.line + 1, r.symbol) == ("src/index.js", 12, "dist"))
+    assert [k for _, k in dists] == [ReferenceKind.MODULE_MEMBER, ReferenceKind.MEMBER]  # geo.dist (import * as geo), dist()
+    assert by_place[("src/nosemi.js", 8, "EPSILON")].defining_file == "src/geo/dist.js"
+    assert not [r for r in result.refs if r.file == "src/broken.js"]
