@@ -335,7 +335,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         seen_before = set()
         for d in before.diagnostics:
             if d.file in plan.texts:
-                seen_before.add((d.file, _offset(plan.texts[d.file], d.line, d.col), d.code))
+                seen_before.add((d.file, _offset(plan.texts[d.file], d.line, d.col, d.compiler), d.code))
         for p in sorted(plan.compiled):
             for t in plan.infos[p].declared:
                 plan.types_by_name.setdefault(t.name, []).append(t)
@@ -343,7 +343,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             if d.kind != "error" or d.file not in active:
                 continue
             stubs = active[d.file]
-            spos = _offset(stubs.stubbed_text, d.line, d.col)
+            spos = _offset(stubs.stubbed_text, d.line, d.col, d.compiler)
             opos = stubs.insertions.to_original(spos) if spos is not None else None
             if opos is None or (d.file, opos, d.code) in seen_before:
                 continue

@@ -86,7 +86,7 @@ class CompilerCalls:
             read=(tree, rsp), scratch=(os.path.dirname(out_dll),) if out_dll else ())
         res = run(argv, cwd=None if container else tree, env=utf8_env(), timeout=self.options.timeout,
                   container=container, confine=confine)
-        return self._outcome(res, known)
+        return self._outcome(res, known, Compiler.MCS)
 
     def _csc(self, roslyn: Roslyn, tree: Path, files: list[str], rsp: Path, known: set[str],
              out_dll: Path) -> CompileOutcome:
@@ -100,13 +100,13 @@ class CompilerCalls:
                "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT": "1"}
         res = run([roslyn.dotnet, roslyn.csc_dll, f"@{rsp}"], cwd=tree, env=env, timeout=self.options.timeout,
                   confine=self.confinement(read=(tree, rsp), scratch=(os.path.dirname(out_dll),)))
-        return self._outcome(res, known)
+        return self._outcome(res, known, Compiler.CSC)
 
-    def _outcome(self, res, known: set[str]) -> CompileOutcome:
+    def _outcome(self, res, known: set[str], compiler: Compiler = Compiler.MCS) -> CompileOutcome:
         if res.timed_out:
             return CompileOutcome(None, f"timeout: the C# compiler ran past its {self.options.timeout:g}s timeout")
         text = res.stdout + "\n" + res.stderr
-        diags = parse_compiler_output(text, known)
+        diags = parse_compiler_output(text, known, compiler)
         # An internal error inside one expression (CS0584) is reported like any diagnostic and the run goes on;
         # a crash is an exit status other than 0/1, or a failure without the compiler's closing summary.
         # An unhandled exception ends the run wherever it happens, with exit status 1 and no summary: a crash too,

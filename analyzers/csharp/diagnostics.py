@@ -27,9 +27,12 @@ class CsDiagnostic:
     kind: str
     code: str
     message: str
+    # whose output it is: the compilers count line terminators differently (``positions.offset``)
+    compiler: Compiler = Compiler.MCS
 
 
-def parse_compiler_output(text: str, known: Iterable[str] | None = None) -> list[CsDiagnostic]:
+def parse_compiler_output(text: str, known: Iterable[str] | None = None,
+                          compiler: Compiler = Compiler.MCS) -> list[CsDiagnostic]:
     """mcs/csc lines ``path(line,col): error CSnnnn: message`` -> diagnostics (paths '/'-separated, './' dropped).
     Paths may contain spaces, parentheses or non-ASCII characters; ``known`` disambiguates odd ones."""
     known_set = set(known) if known is not None else None
@@ -48,7 +51,7 @@ def parse_compiler_output(text: str, known: Iterable[str] | None = None) -> list
             if m2 and f2 in known_set:
                 m, file = m2, f2
         out.append(CsDiagnostic(file, int(m.group("line")), int(m.group("col")), m.group("kind"), m.group("code"),
-                                m.group("msg")))
+                                m.group("msg"), compiler))
     return out
 
 

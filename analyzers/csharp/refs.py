@@ -19,7 +19,7 @@ _IDENT = re.compile(r"@?[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*")
 def cs_ref(d: CsDiagnostic, plan: CsStubs, original: str, back=None) -> CrossFileRef | None:
     """``back``: the analysed copy's offsets -> the original's (the down-level map), when they differ."""
     text = plan.stubbed_text
-    pos = _offset(text, d.line, d.col)
+    pos = _offset(text, d.line, d.col, d.compiler)
     if pos is None:
         return None
     q = [strip_generics(x) for x in quoted(d.message)]

@@ -75,7 +75,7 @@ class Shim:
 def reached_bodies(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
     for d in diags:
         if d.kind == "error" and d.file in texts:
-            off = _offset(texts[d.file], d.line, d.col)
+            off = _offset(texts[d.file], d.line, d.col, d.compiler)
             if off is not None and in_body(infos[d.file], texts[d.file], off):
                 return True
     return False
@@ -113,7 +113,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             continue
         text = texts[d.file]
         info = infos[d.file]
-        off = _offset(text, d.line, d.col)
+        off = _offset(text, d.line, d.col, d.compiler)
         if off is None or in_body(info, text, off):
             continue
         q = quoted(d.message)

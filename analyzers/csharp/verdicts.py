@@ -67,7 +67,7 @@ def reject_declarations(repo: str, diags: list[CsDiagnostic], infos: dict[str, C
     for d in diags:
         if d.kind != "error" or d.file not in compiled or d.file in first:
             continue
-        off = _offset(texts[d.file], d.line, d.col)
+        off = _offset(texts[d.file], d.line, d.col, d.compiler)
         if off is not None and not in_body(infos[d.file], texts[d.file], off):
             first[d.file] = d
     if not first or len(first) >= len(compiled):
@@ -86,10 +86,10 @@ def stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs],
         if d.kind != "error" or d.file not in texts:
             continue
         if d.file in plans and d.file not in dropped:
-            spos = _offset(plans[d.file].stubbed_text, d.line, d.col)
+            spos = _offset(plans[d.file].stubbed_text, d.line, d.col, d.compiler)
             off = plans[d.file].insertions.to_original(spos) if spos is not None else None
         else:
-            off = _offset(texts[d.file], d.line, d.col)
+            off = _offset(texts[d.file], d.line, d.col, d.compiler)
         if off is not None and in_body(infos[d.file], texts[d.file], off):
             return True
     return False
@@ -116,10 +116,10 @@ def new_declaration_errors(before, after, plans, infos, texts, dropped, whole_fi
             continue
         plan = plans.get(d.file) if d.file not in dropped else None
         if plan is not None:
-            spos = _offset(plan.stubbed_text, d.line, d.col)
+            spos = _offset(plan.stubbed_text, d.line, d.col, d.compiler)
             opos = plan.insertions.to_original(spos) if spos is not None else None
         else:
-            opos = _offset(texts[d.file], d.line, d.col)
+            opos = _offset(texts[d.file], d.line, d.col, d.compiler)
         if opos is not None and in_body(infos[d.file], texts[d.file], opos):
             continue
         named = []  # (host file, (top-level type, stub name))
@@ -151,9 +151,10 @@ def fail(result: AnalysisResult, repo: str, error: str) -> AnalysisResult:
 def original_line(prepared: Prepared | None, path: str, texts: dict[str, str], d: CsDiagnostic) -> int:
     """The 1-based line of the original file where a diagnostic of the analysed copy points."""
     copy = prepared.copies.get(path) if prepared is not None else None
-    if copy is None or copy.downlevel is None:
+    if copy is None:
         return d.line
-    off = copy.to_original(_offset(texts[path], d.line, d.col) or 0)
+    # (mapped even without a down-level edit: the compiler may count line terminators benchsmith does not)
+    off = copy.to_original(_offset(texts[path], d.line, d.col, d.compiler) or 0)
     return _position(copy.original, off)[0] + 1
 
 
