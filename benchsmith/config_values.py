@@ -22,6 +22,7 @@ MAX_CONFIG_CHARS = 1_000_000
 MAX_DEPTH = 64  # XML elements or JSON arrays/objects inside one another (real files: under 10)
 MAX_ELEMENTS = 100_000  # XML elements of one project file (a large old-style csproj lists a few thousand)
 MAX_VALUE_CHARS = 1024  # one symbol, moniker, namespace or path
+MAX_LIST_VALUES = 1000  # entries of one list setting (usings, symbols, frameworks) of one file
 # a file's rejections are recorded as one exclusion naming the first few: a hostile file with 100k bad values
 # costs one record, not 100k
 SHOWN_PER_FILE = 5

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from benchsmith.analyzers.csharp import project_xml
-from benchsmith.config_values import (Rejection, ValueKind, is_framework_moniker, is_namespace,
+from benchsmith.config_values import (MAX_LIST_VALUES, Rejection, ValueKind, is_framework_moniker, is_namespace,
                                       is_preprocessor_symbol)
 
 DEFAULT_DEFINES = ("RELEASE", "TRACE")
@@ -169,6 +169,13 @@ def parse_project(text: str) -> _Props:
                         into.append(ns)
                     else:
                         props.rejected.append((f"Using {attr}", ns, ValueKind.NAMESPACE))
+    # every using goes into every file of the project, every symbol into the command line: a list past its cap
+    # (real projects: tens) refuses the file rather than multiply it
+    for what, n in (("Using items", len(props.using_add) + len(props.using_remove)),
+                    ("DefineConstants symbols", len(props.defines) + sum(map(len, props.tfm_defines.values()))),
+                    ("target frameworks", len(props.frameworks))):
+        if n > MAX_LIST_VALUES:
+            return _Props(too_large=f"{n} {what}, over the {MAX_LIST_VALUES} cap")
     return props
 
 
@@ -249,7 +256,8 @@ def _closest_to_mono(frameworks: list[str]) -> str | None:
         if t.startswith("netstandard"):
             return 2
         return 3
-    return min(frameworks, key=lambda t: (rank(t), frameworks.index(t))) if frameworks else None
+    # the first of the best rank (min over (rank, position): a list.index per candidate was quadratic)
+    return min(((rank(t), i, t) for i, t in enumerate(frameworks)), default=(0, 0, None))[2]
 
 
 # ----------------------------------------------------------------------------------------------------------------

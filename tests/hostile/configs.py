@@ -121,6 +121,16 @@ def make_cs_project_bomb(root: Path) -> HygieneCase:
                        examples_from={"App.cs": 1})
 
 
+def make_cs_frameworks_flood(root: Path) -> HygieneCase:
+    """One TargetFrameworks of 140 000 monikers (~1 MB): choosing one looked each up by its position in the list,
+    hours of CPU; a list past its cap refuses the file."""
+    repo = _csharp(root, "cs_frameworks_flood")
+    (repo / "App.csproj").write_text(_csproj("    <TargetFrameworks>" + "net6.0;" * ((MB - 200) // 7)
+                                             + "net48</TargetFrameworks>"))
+    return HygieneCase("cs_frameworks_flood", str(repo), "csharp",
+                       items={"cs_frameworks_flood/App.csproj": TOO_LARGE}, examples_from={"App.cs": 1})
+
+
 def _typescript(root: Path, name: str) -> Path:
     repo = root / name
     (repo / "src").mkdir(parents=True)
@@ -215,6 +225,7 @@ def make_config_suite(root: Path, outside: Path) -> list[HygieneCase]:
     return [
         make_csharp_control(root), make_cs_framework_option(root, outside), make_cs_props_newline(root, outside),
         make_cs_using_code(root), make_cs_unity_digits(root), make_cs_project_bomb(root),
+        make_cs_frameworks_flood(root),
         make_ts_control(root), make_ts_paths_outside(root, outside), make_ts_jsonc_deep(root),
         make_ts_comma_flood(root), make_ts_extends_web(root),
         make_go_control(root), make_go_module_outside(root), make_go_mod_blank_lines(root),

@@ -282,3 +282,24 @@ def test_go_mod_is_read_line_by_line():
     text = "\n" * 200_000 + "module example.com/m\n"
     assert module_path(text) == "example.com/m"
     assert re.fullmatch(r"\S+", module_path("module example.com/m // c\n") or "")
+
+
+@pytest.mark.parametrize("group,what", [
+    ("<ItemGroup>" + '<Using Include="A.B" />' * (cv.MAX_LIST_VALUES + 1) + "</ItemGroup>", "Using items"),
+    ("<PropertyGroup><DefineConstants>" + ";".join(f"S{i}" for i in range(cv.MAX_LIST_VALUES + 1))
+     + "</DefineConstants></PropertyGroup>", "DefineConstants symbols"),
+    ("<PropertyGroup><TargetFrameworks>" + "net48;" * (cv.MAX_LIST_VALUES + 1)
+     + "</TargetFrameworks></PropertyGroup>", "target frameworks"),
+])
+def test_list_settings_past_their_cap_refuse_the_file(group, what):
+    """Each using goes into every file of the project and each symbol onto mcs's command line: a list of 100k
+    would multiply the analysed text (or the command) instead of being read."""
+    index = ProjectIndex({"a.csproj": f"<Project>{group}</Project>"})
+    s = index.settings("a.cs")
+    assert s.implicit_usings == () and "S0" not in s.defines and "NET48" not in s.defines
+    (r,) = index.rejections()
+    assert r.reason is Reason.CONFIG_TOO_LARGE and what in r.value
+    ok = ProjectIndex({"a.csproj": "<Project><PropertyGroup><TargetFrameworks>netcoreapp3.1;"
+                                   + "net6.0;" * (cv.MAX_LIST_VALUES - 3) + "netstandard2.0;net48</TargetFrameworks>"
+                                   "</PropertyGroup></Project>"})
+    assert "NET48" in ok.settings("a.cs").defines and ok.rejections() == []  # the best rank, first listed
