@@ -129,8 +129,8 @@ def _ref(plan: Plan, path: str, binding: Binding, node) -> CrossFileRef | None:
     target = binding.site.target
     parent = node.parent
     fields = _ACCESS_FIELDS.get(parent.type) if parent is not None else None
-    if parent is not None and parent.type == "jsx_closing_element":
-        return None  # the opening tag is the use
+    if parent is not None and parent.type in ("jsx_closing_element", "export_specifier"):
+        return None  # the opening tag is the use; `export { A }` only passes the import on
     if fields is not None and same_node(parent.child_by_field_name(fields[1]), node):
         return None  # `x.Name`: a property that happens to share the import's name
     if fields is not None and same_node(parent.child_by_field_name(fields[0]), node):

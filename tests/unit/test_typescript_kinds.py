@@ -99,6 +99,11 @@ def test_package_and_lib_types_are_never_candidates(analysed):
     assert all(r.defining_file and r.defining_file != r.file for r in result.refs)
 
 
+def test_an_import_passed_on_by_export_is_not_a_reference(analysed):
+    result, _ = analysed
+    assert not [r for r in result.refs if r.file == "src/index.ts"]  # `export { Thing };` of an import
+
+
 def test_an_import_shadowed_by_a_parameter_is_not_a_reference(analysed):
     result, _ = analysed
     assert _at(result, "src/app.ts", 21, "ICard") is None  # `return ICard + 1;`: the number parameter
