@@ -39,6 +39,12 @@ def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]
             return f"pylint places {owner}.{member} at {line + 1}:{col + 1}, which does not hold {member!r}"
         binding = _pick(candidates, member, index)
         file = binding.defining_file
+        if kind is ReferenceKind.INHERITED_MEMBER:
+            # the chain from the class of this file, whatever form its base takes (``panels.BasePanel``)
+            declared = find_member(index, d.file, m.group(1), member)
+            if declared is not None and declared.file != d.file:
+                return CrossFileRef(d.file, line, col, member, owner, declared.file, d.code, d.message, kind,
+                                    declared.definition())
         if kind is ReferenceKind.MEMBER and index.is_project(binding.module):
             submodule = f"{binding.module}.{member}"
             if index.is_module(submodule):  # ``pkg.`` | ``submodule.Name``
@@ -77,17 +83,17 @@ def refine(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex, contexts: Us
         if ref.defining_file and ref.defining_file != ref.file:
             ref.definition = Definition(ref.defining_file, 0, max(0, n - 1), ref.symbol)
             return ref
-    declared = _through_class(ref, stubs, index)
-    if declared is not None:
-        if declared.file != ref.defining_file or not declared.own:
-            if ref.kind is ReferenceKind.MEMBER:
+    if ref.definition is None:  # (an inherited member of a class of this file has its declaration already)
+        declared = _through_class(ref, stubs, index)
+        if declared is None:
+            located = locate_definition(ref, index)
+            if located is None:
+                return None
+            ref.defining_file = located
+        else:
+            if ref.kind is ReferenceKind.MEMBER and (declared.file != ref.defining_file or not declared.own):
                 ref.kind = ReferenceKind.INHERITED_MEMBER
-        ref.defining_file, ref.definition = declared.file, declared.definition()
-    else:
-        located = locate_definition(ref, index)
-        if located is None:
-            return None
-        ref.defining_file = located
+            ref.defining_file, ref.definition = declared.file, declared.definition()
     if ref.kind is ReferenceKind.MEMBER:
         is_class = bool(ref.defining_file and index.classes(ref.defining_file).get(ref.symbol))
         ref.kind = contexts.kind((ref.line, ref.column), is_class)

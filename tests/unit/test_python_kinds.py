@@ -48,6 +48,7 @@ def kinds(tmp_path_factory):
     ("app/edit_panel.py", "return self.|origin.x", K.INHERITED_MEMBER, "app/base_panel.py"),
     # two levels: ZoomPanel(EditPanel(BasePanel)), all but BasePanel in this file
     ("app/edit_panel.py", "return self.|origin.shifted", K.INHERITED_MEMBER, "app/base_panel.py"),
+    ("app/edit_panel.py", "super().|refresh()", K.INHERITED_MEMBER, "app/base_panel.py"),
     # a Qt method reached through the repository's BasePanel(QWidget) (zxlive proof_panel.py ``self.layout()``)
     ("app/edit_panel.py", "self.|layout()", K.INHERITED_MEMBER, "app/base_panel.py"),
     # ``pkg.`` | ``submodule.Name``: the package imports none of its submodules
