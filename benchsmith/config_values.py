@@ -112,7 +112,7 @@ class Rejection:
 
     def describe(self) -> str:
         if self.expected is None:
-            return f"{self.value}; the file is not read"
+            return f"{self.value}; refused"
         return f"{self.key} = {self.value} is not a {self.expected}; refused"
 
 

@@ -84,9 +84,11 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-# targets of ``paths`` patterns read over all configs of a repository (each (config, root) pair once); past it the
-# rest is refused: tsc's own resolution of a 1 MB table would be no better
-MAX_PATH_ENTRIES = 100_000
+# targets of ``paths`` patterns read over all configs of a repository (each (config, root) pair once), and distinct
+# patterns kept (the resolver tries each for every import): past either the rest is refused.  Real monorepos map a
+# few hundred.
+MAX_PATH_ENTRIES = 10_000
+MAX_PATH_PATTERNS = 2_000
 MAX_EXTENDS_CHAIN = 32  # configs one config reaches through ``extends`` (tsc only stops at a cycle)
 
 
@@ -182,6 +184,15 @@ class _Paths:
         if (config, root) in self.done:
             return  # the same table over the same root, inherited by another config
         self.done.add((config, root))
+        # a table that would pass a cap is refused whole (not cut where the count ran out)
+        size = sum(len(t) for t in paths.values() if isinstance(t, list))
+        new = sum(1 for p in paths if p not in self.seen)
+        if self.entries + size > MAX_PATH_ENTRIES or len(self.seen) + new > MAX_PATH_PATTERNS:
+            self.rejected.append(Rejection.too_large(
+                config, f"paths of {len(paths)} patterns and {size} targets, past the caps of {MAX_PATH_PATTERNS} "
+                        f"patterns and {MAX_PATH_ENTRIES} targets per repository"))
+            return
+        self.entries += size
         key = "compilerOptions.paths"
         for pattern, targets in paths.items():
             if not is_path_pattern(pattern):
@@ -190,10 +201,6 @@ class _Paths:
             if not isinstance(targets, list):
                 self.rejected.append(Rejection.of(config, f"{key}[{pattern!r}]", targets, ValueKind.REPO_PATH))
                 continue
-            self.entries += len(targets)
-            if self.entries > MAX_PATH_ENTRIES:
-                self.rejected.append(Rejection.too_large(config, f"more than {MAX_PATH_ENTRIES} paths targets"))
-                return
             for t in targets:
                 if not isinstance(t, str) or not is_path_pattern(t):
                     self.rejected.append(Rejection.of(config, f"{key}[{pattern!r}]", t, ValueKind.PATH_PATTERN))

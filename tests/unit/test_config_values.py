@@ -303,3 +303,10 @@ def test_list_settings_past_their_cap_refuse_the_file(group, what):
                                    + "net6.0;" * (cv.MAX_LIST_VALUES - 3) + "netstandard2.0;net48</TargetFrameworks>"
                                    "</PropertyGroup></Project>"})
     assert "NET48" in ok.settings("a.cs").defines and ok.rejections() == []  # the best rank, first listed
+
+
+def test_paths_patterns_are_capped():
+    many = {f"p{i}/*": ["src/*"] for i in range(tsconfig.MAX_PATH_PATTERNS + 1)}
+    merged = merge_path_configs({"tsconfig.json": json.dumps({"compilerOptions": {"paths": many}})})
+    assert [r.reason for r in merged.rejections] == [Reason.CONFIG_TOO_LARGE]
+    assert merged.paths == ()  # refused whole, not cut where the count ran out
