@@ -12,8 +12,8 @@ from benchsmith.analyzers.base import AnalysisResult, Analyzer, Boundary, Releas
 from benchsmith.analyzers.common import utf8_env
 from benchsmith.analyzers.driver_cache import build_once
 from benchsmith.analyzers.java.attribute import javac_ref
-from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic,
-                                              JavacResolved, JavacRun, driver_source, parse_driver_output)
+from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic, JavacRun,
+                                              driver_source, parse_driver_output)
 from benchsmith.analyzers.java.escapes import has_escape, tree_view
 from benchsmith.analyzers.java.resolved import ResolvedFiles, ResolvedTally, resolved_refs
 from benchsmith.analyzers.java.scan import JavaFileInfo, JavaIndex, scan_java
@@ -51,8 +51,9 @@ class JavaPlan:
     driver: Path | None = None  # the compiled driver, once the first run needed it
     positions: dict[str, TextPositions] = field(default_factory=dict)  # original texts, built on first use
     tally: JavaTally = field(default_factory=JavaTally)
-    resolved: list[JavacResolved] = field(default_factory=list)  # what the original run attributed across files
-    unparsed: set[str] = field(default_factory=set)  # files javac could not parse
+    resolved: list[CrossFileRef] = field(default_factory=list)  # what the original run attributed across files
+    resolved_at: set[tuple[str, int, int]] = field(default_factory=set)  # their places
+    resolved_tally: ResolvedTally = field(default_factory=ResolvedTally)
 
     def original_positions(self, path: str) -> TextPositions:
         if path not in self.positions:
@@ -151,7 +152,9 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
             first = d.message.splitlines()[0] if d.message else d.code
             result.exclusions.append(Exclusion(f"{repo}/{path}", Stage.ANALYZER, reason,
                                                f"javac line {d.line}: {first}", repo))
-        plan.resolved, plan.unparsed = before.resolved, set(unparsed)
+        plan.resolved = resolved_refs(repo, before.resolved, ResolvedFiles(texts, plan.positions), set(unparsed),
+                                      result, plan.resolved_tally)
+        plan.resolved_at = {(r.file, r.line, r.column) for r in plan.resolved}
         broken_stubs = {d.file for d in after.diagnostics if d.parse_phase and d.kind == "ERROR"
                         and d.file in plan.stubs and d.file not in unparsed}
         for path in sorted(broken_stubs):
@@ -185,8 +188,9 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         if ref is None:
             plan.tally.unattributed += 1
             return None
-        if ref.symbol != ref.import_name:
-            # an inherited member is defined in a supertype's file
+        if ref.symbol != ref.import_name and (ref.file, ref.line, ref.column) not in plan.resolved_at:
+            # an inherited member is defined in a supertype's file (where the original run resolved the name, its
+            # declaration is known already and the search through the supertypes' texts is spared)
             ref.defining_file = plan.index.member_file(found.stubs.stubs[ref.import_name], ref.symbol, plan.texts)
             if ref.defining_file is None:
                 plan.tally.external += 1
@@ -194,13 +198,11 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         return ref
 
     def finish(self, plan: JavaPlan, result: AnalysisResult) -> None:
-        rt = ResolvedTally()
-        resolved = resolved_refs(plan.repo, plan.resolved, ResolvedFiles(plan.texts, plan.positions), plan.unparsed,
-                                 result, rt)
+        rt = plan.resolved_tally
         first: dict[tuple, CrossFileRef] = {}
         for ref in result.refs:  # one reference per place: the first diagnostic there
             first.setdefault((ref.file, ref.line, ref.column), ref)
-        for ref in resolved:
+        for ref in plan.resolved:
             # what the original run resolved knows the kind and the declaration; a stubbed run's error at the same
             # place still names the diagnostic that revealed it
             diag = first.get((ref.file, ref.line, ref.column))

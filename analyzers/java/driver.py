@@ -111,6 +111,7 @@ def parse_driver_output(stdout: str) -> JavacRun:
     return JavacRun(diags, done, crash, resolved)
 
 
+@lru_cache(maxsize=4096)  # the same few file names, tens of thousands of times
 def _path(file: object) -> str:
     """A file name as the driver prints it -> the tree-relative '/' path the snapshot uses."""
     path = PurePosixPath(str(file).replace("\\", "/")).as_posix()
