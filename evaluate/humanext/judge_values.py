@@ -186,10 +186,13 @@ def _dict(*args: Any, **kwargs: Any) -> dict:
     return dict(*args, **kwargs)
 
 
-def _cost(value: Any, membership: bool) -> int:
-    """Steps charged for comparing with ``value`` (its length: elements compared one by one), or for searching it
-    (the same for a list or tuple; a set or dict finds an element by its hash)."""
-    kinds = (list, tuple) if membership else (list, tuple, set, frozenset, dict)
+_LINEAR = (list, tuple, str, bytes, range)
+
+
+def _cost(value: Any, membership: bool = False) -> int:
+    """Steps charged for comparing with ``value``, searching it, or passing it to a builtin: its length (elements
+    visited one by one), except that a set or dict finds an element by its hash."""
+    kinds = _LINEAR if membership else _LINEAR + (set, frozenset, dict)
     return len(value) if isinstance(value, kinds) else 0
 
 
@@ -282,7 +285,7 @@ class SafeEval:
                 if isinstance(op, (ast.In, ast.NotIn)):
                     self.steps += _cost(right, True)
                 else:
-                    self.steps += min(_cost(left, False), _cost(right, False))
+                    self.steps += min(_cost(left), _cost(right))
                 if not _COMPARE[type(op)](left, right):
                     return False
                 left = right
@@ -313,6 +316,7 @@ class SafeEval:
             fn = self.eval(node.func, env)
             args = [self.eval(a, env) for a in node.args]
             kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords}
+            self.steps += sum(map(_cost, args))  # set(xs), sorted(xs), sum(xs): one step per element
             return _guard_size(fn(*args, **kwargs))
         raise EvalError(f"{type(node).__name__} is not evaluated here")
 
