@@ -53,6 +53,7 @@ def resolved_refs(repo: str, found: list[JavacResolved], files: ResolvedFiles, s
     written with escapes keeps its written spelling as ``symbol`` (the cursor goes before what is written) and its
     read name in ``definition.symbol``; one that cannot be placed exactly is recorded, not dropped silently."""
     refs: list[CrossFileRef] = []
+    places: set[tuple[str, int, int]] = set()
     for r in found:
         if r.file == r.defining_file or r.file in skip or r.file not in files.texts \
                 or r.defining_file not in files.texts:
@@ -77,6 +78,9 @@ def resolved_refs(repo: str, found: list[JavacResolved], files: ResolvedFiles, s
         if written != r.name:
             tally.escaped += 1
         line, col = pos.position(span[0])
+        if (r.file, line, col) in places:
+            continue  # one reference per place: the first name javac printed there
+        places.add((r.file, line, col))
         kind = ReferenceKind(r.kind)
         refs.append(CrossFileRef(r.file, line, col, written, r.owner, r.defining_file, RESOLVED,
                                  f"{kind.value} {r.owner}{'' if r.name == r.owner else '.' + r.name} "

@@ -58,7 +58,9 @@ def test_every_kind_is_found_at_its_name(kinds):
         (17, 5, "save", K.INHERITED_MEMBER), (18, 11, "save", K.INHERITED_MEMBER),  # save(); super.save();
         (19, 16, "getPluginVersion", K.INHERITED_MEMBER),
         (21, 16, "VERSION", K.INHERITED_MEMBER),  # an interface constant, unqualified
+        (28, 5, "Configurable", K.TYPE), (28, 30, "Configurable", K.CONSTRUCTOR),  # an anonymous class
     } <= config
+    assert not {c for c in config if c[0] == 28 and c[3] is K.HERITAGE}  # its body's supertype is the `new` type
     palette = _at(res, "palettes/CorePalette.java")
     assert {
         (12, 2, "Keep", K.ATTRIBUTE),  # @Keep: the name after `@`

@@ -91,6 +91,13 @@ public final class BenchsmithJavac {
             }
         }
 
+        @Override public Void visitClass(ClassTree t, Void v) {
+            if (t.getSimpleName().length() > 0) return super.visitClass(t, v);
+            // an anonymous class's supertype is the `new` expression's own type tree, already seen as its class name
+            scan(t.getModifiers(), v);
+            return scan(t.getMembers(), v);
+        }
+
         @Override public Void visitImport(ImportTree t, Void v) { return null; }
         @Override public Void visitPackage(PackageTree t, Void v) { return null; }
 
