@@ -108,9 +108,12 @@ def test_columns_are_characters_not_utf16_units_and_crlf_lines(analysed):
     line = texts[wide.file].split("\n")[wide.line]
     assert "😀" in line[: wide.column]  # astral characters before the name: tsc counts 2 units each
     assert line[wide.column:].startswith("unit")
-    (crlf,) = [r for r in result.refs if r.file == "src/crlf.ts"]
+    crlf, width = sorted((r for r in result.refs if r.file == "src/crlf.ts"), key=lambda r: r.line)
     assert (crlf.line, crlf.symbol) == (2, "unit")
     assert texts["src/crlf.ts"].split("\n")[2][crlf.column:].startswith("unit")
+    # the binding scan places its references on the same numbering: `crlf.width`, crlf = Shape.unit(): Shape
+    assert (width.line, width.symbol, width.diagnostic) == (3, "width", SCAN_DIAGNOSTIC)
+    assert texts["src/crlf.ts"].split("\n")[3][width.column:].startswith("width")
 
 
 def test_syntax_error_is_recorded_and_does_not_hide_other_files(analysed):
