@@ -67,11 +67,20 @@ class Reason(StrEnum):
     ARCHIVE_LINK = "archive_link"  # symbolic and hard links are never materialised
     ARCHIVE_SPECIAL_MEMBER = "archive_special_member"  # devices, FIFOs, other non-regular members
     ARCHIVE_DUPLICATE_MEMBER = "archive_duplicate_member"  # a second member with the same path
+    # package registries (benchsmith/registries): no answer, an answer outside what a registry may say, no source
+    # artifact for the version, an artifact whose bytes are not the ones the registry's digest names
+    REGISTRY_UNREACHABLE = "registry_unreachable"
+    REGISTRY_RESPONSE_INVALID = "registry_response_invalid"
+    REGISTRY_NO_SOURCE_ARTIFACT = "registry_no_source_artifact"
+    DIGEST_MISMATCH = "artifact_digest_mismatch"
     # repository filters
     LICENSE_NOT_PERMISSIVE = "license_not_permissive"
     LICENSE_MISSING = "license_missing"
     CREATED_BEFORE = "created_before"
     CREATED_DATE_UNKNOWN = "created_date_unknown"
+    RELEASED_BEFORE = "released_before"  # --released-after: this version was published before the cut-off
+    RELEASE_DATE_UNKNOWN = "release_date_unknown"  # --released-after on a source with no release date
+    LANGUAGE_SHARE_TOO_LOW = "language_share_too_low"  # collect: too few of the files are the language's
     TOO_FEW_FILES = "too_few_files"
     TOO_MANY_FILES = "too_many_files"
     REPO_TOO_LARGE = "repo_too_large"
@@ -180,7 +189,10 @@ class Checkout(Record):
     commit: str | None = None
     license: str | None = None
     created: str | None = None  # ISO date of the first commit, when known
-    kind: str = "directory"  # directory | git | archive
+    kind: str = "directory"  # directory | git | archive | registry
+    # a registry source: its RegistryRelease (benchsmith.registries.metadata); ``created`` is then its first
+    # release, and the licence filter reads the registry's declared licence
+    release: Any = None
     # What materialising left out (archive members over budget, links, duplicates): recorded, never silent.
     exclusions: list[Exclusion] = field(default_factory=list)
 

@@ -1,7 +1,9 @@
-"""Repository-level filters: permissive licence, created-after date, file count and size bounds.
+"""Repository-level filters: permissive licence, created-after date, released-after date, file count and size bounds.
 
 Licences are detected from the licence file's text (SPDX-style identification by distinctive phrases), never from
-metadata a repository could set to anything."""
+metadata a repository could set to anything -- except for a registry source, whose licence is what its registry
+declares (normalised to SPDX; the licence file decides only when the declaration names no licence without doubt),
+and whose dates are the registry's: ``created`` is the package's first release, ``released`` this version's."""
 
 from __future__ import annotations
 
@@ -98,21 +100,48 @@ def detect_license(root: str | os.PathLike) -> License | None:
     return found
 
 
+def _registry_license(release) -> "tuple[Reason, str] | bool | None":
+    """The licence verdict from a registry's declared licence: True to keep, (reason, detail) to drop, None when
+    the declaration names no licence without doubt (the licence file decides, as for any other source)."""
+    from benchsmith.registries.licenses import is_permissive
+
+    permissive = is_permissive(release.license_spdx)
+    if permissive is None:
+        return None
+    if permissive:
+        return True
+    return Reason.LICENSE_NOT_PERMISSIVE, f"the registry declares {release.license_spdx}"
+
+
 def check_repository(checkout: Checkout, snap: RepoSnapshot, cfg: RepoFilterConfig) -> tuple[Reason, str] | None:
     """None to keep the repository, or (reason, detail)."""
+    release = checkout.release  # a registry source's RegistryRelease: its declared licence and dates
     if cfg.permissive_license:
-        lic = detect_license(checkout.path)
-        checkout.license = str(lic) if lic else None
-        if lic is None:
-            return Reason.LICENSE_MISSING, "no LICENSE/COPYING file at the repository root"
-        if lic not in PERMISSIVE:
-            return Reason.LICENSE_NOT_PERMISSIVE, f"licence detected as {lic}"
+        verdict = _registry_license(release) if release is not None else None
+        if isinstance(verdict, tuple):
+            return verdict
+        if verdict is None:
+            lic = detect_license(checkout.path)
+            checkout.license = str(lic) if lic else None
+            if lic is None:
+                return Reason.LICENSE_MISSING, "no LICENSE/COPYING file at the repository root"
+            if lic not in PERMISSIVE:
+                return Reason.LICENSE_NOT_PERMISSIVE, f"licence detected as {lic}"
+    first = "first release" if release is not None else "first commit"
     if cfg.created_after is not None:
         if not checkout.created:
-            return Reason.CREATED_DATE_UNKNOWN, "no first-commit date (not a full git history)"
-        created = _dt.datetime.fromisoformat(checkout.created).date()
+            return Reason.CREATED_DATE_UNKNOWN, f"no {first} date" + ("" if release else " (not a full git history)")
+        created = _dt.datetime.fromisoformat(checkout.created.replace("Z", "+00:00")).date()
         if created < cfg.created_after:
-            return Reason.CREATED_BEFORE, f"first commit {created} < {cfg.created_after}"
+            return Reason.CREATED_BEFORE, f"{first} {created} < {cfg.created_after}"
+    if cfg.released_after is not None:
+        released = getattr(release, "released", None)
+        if not released:
+            return Reason.RELEASE_DATE_UNKNOWN, ("the registry states no release date for this version" if release
+                                                 else "only a registry source has a release date")
+        day = _dt.datetime.fromisoformat(released.replace("Z", "+00:00")).date()
+        if day < cfg.released_after:
+            return Reason.RELEASED_BEFORE, f"version {release.version} released {day} < {cfg.released_after}"
     n = len(snap.files)
     if cfg.min_files is not None and n < cfg.min_files:
         return Reason.TOO_FEW_FILES, f"{n} source files < {cfg.min_files}"

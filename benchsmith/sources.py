@@ -1,5 +1,7 @@
-"""Repository sources: a local directory (git or not), a git URL (``URL@COMMIT`` pins a commit), or a
-``.tar.gz``/``.tgz``/``.tar.bz2``/``.tar.xz``/``.tar``/``.zip`` archive such as a PyPI sdist or an npm tarball.
+"""Repository sources: a local directory (git or not), a git URL (``URL@COMMIT`` pins a commit), a
+``.tar.gz``/``.tgz``/``.tar.bz2``/``.tar.xz``/``.tar``/``.zip`` archive such as a PyPI sdist or an npm tarball, or a
+registry source ``pypi:NAME[==V]``, ``npm:NAME[@V]``, ``debian:SOURCE[=V]`` (optionally ``#SUBDIR``), pinned and
+digest-checked by ``benchsmith.registries``.
 
 Everything a source holds is untrusted (SECURITY.md):
 - git runs under ``git_environment()``: no system or user configuration, command-scope settings that switch off
@@ -40,6 +42,9 @@ def repo_name(spec: RepoSpec) -> str:
     """A stable, filesystem-safe repository id (used in task ids and shard names)."""
     if spec.name:
         return spec.name
+    reg = _registry_spec(spec.source)
+    if reg is not None:
+        return reg.repo_id()
     src = spec.source.rstrip("/")
     for suffix in ARCHIVE_SUFFIXES + (".git",):
         if src.endswith(suffix):
@@ -54,8 +59,23 @@ def repo_name(spec: RepoSpec) -> str:
     return f"{base}@{spec.commit[:12]}" if spec.commit else base
 
 
+def _registry_spec(source: str):
+    """The ``RegistrySpec`` of ``pypi:``/``npm:``/``debian:`` sources (benchsmith.registries); None for others and
+    for a malformed one (``materialise`` records why)."""
+    from benchsmith.registries import parse_source
+
+    try:
+        return parse_source(source)
+    except SourceError:
+        return None
+
+
 def is_remote(source: str) -> bool:
-    return "://" in source or source.startswith("git@")
+    """A source that is fetched, not a local path (a git URL, or a registry source however well formed)."""
+    from benchsmith.registries.metadata import RegistryKind
+
+    prefix, colon, _ = source.partition(":")
+    return "://" in source or source.startswith("git@") or (bool(colon) and prefix.lower() in set(RegistryKind))
 
 
 # A pinned commit is an object name and nothing else: hex, 4 to 64 digits (SHA-1 or SHA-256).  Anything else
@@ -107,6 +127,13 @@ def materialise(spec: RepoSpec, workdir: Path, full_history: bool = False) -> Ch
     check_commit(spec)
     name = repo_name(spec)
     src = spec.source
+    from benchsmith.registries import parse_source
+
+    reg = parse_source(src)  # a malformed registry source raises its SourceError here
+    if reg is not None:
+        from benchsmith.registries.checkout import materialise_registry
+
+        return materialise_registry(spec, reg, name, workdir)
     if is_remote(src) and not src.endswith(ARCHIVE_SUFFIXES):
         return _clone(spec, name, workdir, full_history)
     path = Path(src).expanduser()
@@ -197,6 +224,10 @@ def source_identity(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> str | No
     except SourceError:
         return None
     src = spec.source
+    if _registry_spec(src) is not None:
+        from benchsmith.registries import identity
+
+        return identity(src)  # the pin and the artifact's digest, from the cache when resolved before
     if is_remote(src) and not src.endswith(ARCHIVE_SUFFIXES):
         if spec.commit:
             return f"git:{src}@{spec.commit.lower()}"
@@ -285,6 +316,7 @@ class RepoFilterConfig:
     min_files: int | None = None
     max_files: int | None = None
     max_bytes: int | None = None
+    released_after: _dt.date | None = None  # a registry source's version published on or after this date
 
 
 def read_specs(repos: list[str], repos_file: str | None) -> list[RepoSpec]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import DEFAULT_MEMORY_MB
+from benchsmith.builders.cceval.cost import CostMeter, cut_off, provenance, total_cost
 from benchsmith.builders.cceval.filters import ExampleFilterConfig
 from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile
 from benchsmith.builders.cceval.steps import Repository, cceval_steps
@@ -179,7 +180,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
         return ShardSummary(task.name, skipped=True, examples=done.get("examples", 0),
                             excluded=done.get("excluded", 0), files=done.get("files", 0),
                             tool_versions=done.get("tool_versions", {}), identity=identity, fingerprint=fp)
-    start = time.monotonic()
+    start, meter = time.monotonic(), CostMeter.start()
     scratch_base = private_dir(scratch_dir(cfg))  # never through a link planted at its name
     tmp_root = Path(tempfile.mkdtemp(prefix="repo-", dir=scratch_base))
     staging = new_staging(shard)
@@ -229,7 +230,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
              "files": summary.files, "dropped": dict(sorted(ledger.dropped.items())),
              "kept": dict(sorted(ledger.kept.items())),
-             "self_consistency": self_check}
+             "self_consistency": self_check, "cost": meter.stop(summary.examples),
+             "provenance": provenance(repo.checkout)}
     fp = summary.fingerprint = shard_fingerprint(cfg, task.name, summary.identity, toolchain)
     # an unresolvable source never resumes: no DONE marker
     done = None if summary.identity is None else {
@@ -322,7 +324,8 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
     merge_jsonl(out, shards, always=[SPLIT_FILE])
     per_shard = shard_stats(shards)
     per_repo = [{"repository": st["repository"], "status": st["status"], "files": st["files"],
-                 "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values())} for st in per_shard]
+                 "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values()),
+                 "provenance": st.get("provenance"), "cost": st.get("cost")} for st in per_shard]
     tool_versions: dict[str, str] = {}
     for summary in summaries:
         tool_versions.update(summary.tool_versions)
@@ -334,6 +337,8 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "files": sum(r["files"] for r in per_repo),
         "dropped": summed_drops(per_shard),
         "per_repository": per_repo,
+        "cut_off": cut_off(config.repo_filters),
+        "cost": total_cost(per_repo),
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),

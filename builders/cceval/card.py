@@ -21,6 +21,7 @@ from typing import Sequence
 from benchsmith import layout, toolchain_lock
 from benchsmith.jsonio import AtomicWriter, read_jsonl
 from benchsmith.layout import FIGURES_DIR
+from benchsmith.builders.cceval.card_sources import cost_section, sources_section
 # Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
 # grammar of every registered analyzer is added by ``grammar_packages()``).
 _PACKAGES = ("benchsmith", "tree-sitter", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
@@ -42,6 +43,8 @@ class LanguageStats:
     cursor: str | None = None  # stats.json "cursor" (--cursor)
     reference_kinds: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per ReferenceKind
     cursor_places: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per CursorPlace
+    cut_off: dict | None = None  # stats.json "cut_off": --created-after / --released-after
+    cost: dict | None = None  # stats.json "cost": the construction cost summed over repositories
 
 
 def _language_dirs(root: Path) -> list[Path]:
@@ -84,6 +87,7 @@ def collect(root: Path) -> list[LanguageStats]:
             st.cursor = stats.get("cursor")
             st.reference_kinds = {str(k): int(v) for k, v in (stats.get("reference_kinds") or {}).items()}
             st.cursor_places = {str(k): int(v) for k, v in (stats.get("cursor_places") or {}).items()}
+            st.cut_off, st.cost = stats.get("cut_off"), stats.get("cost")
         else:
             st.dropped = dict(counted)
         audit = lang_dir / layout.AUDIT_FILE
@@ -204,6 +208,7 @@ def render(root: Path, langs: list[LanguageStats], command: Sequence[str], tool_
         lines += _table(["reason", "stage", *[st.language for st in langs], "total"], rows, right_from=2)
     else:
         lines.append("Nothing was excluded.")
+    lines += sources_section(langs) + cost_section(langs)
     lines += _uses_section(langs)
     lines += _audit_section(langs)
     lines += ["", "## Lengths", ""]

@@ -54,12 +54,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lang", "--language", dest="lang", required=True, choices=languages(),
                    help="language of the analyzer to run")
     p.add_argument("--repo", action="append", default=[], metavar="PATH_OR_URL",
-                   help="a local directory, a git URL (URL@COMMIT pins a commit) or a .tar.gz/.zip archive; repeatable")
+                   help="a local directory, a git URL (URL@COMMIT pins a commit), a .tar.gz/.zip archive or a "
+                        "registry source (pypi:NAME[==V], npm:NAME[@V], debian:SOURCE[=V], each [#SUBDIR]); repeatable")
     p.add_argument("--repos-file", metavar="FILE", help="one repository per line (# comments)")
     p.add_argument("--output", "-o", required=True, metavar="DIR", help="output directory (DIR/<lang>/...)")
     g = p.add_argument_group("repository filters (off by default; the paper: permissive, 10-50 files, < 1 MB)")
     g.add_argument("--permissive-license", action="store_true", help="keep MIT/Apache-2.0/BSD/ISC/... only")
-    g.add_argument("--created-after", type=_date, metavar="YYYY-MM-DD", help="first commit on or after this date")
+    g.add_argument("--created-after", type=_date, metavar="YYYY-MM-DD",
+                   help="first commit (a registry source: first release) on or after this date")
+    g.add_argument("--released-after", type=_date, metavar="YYYY-MM-DD",
+                   help="a registry source's version published on or after this date (others: release_date_unknown)")
     g.add_argument("--min-files", type=int)
     g.add_argument("--max-files", type=int)
     g.add_argument("--max-repo-bytes", type=_size, help="total size of the repository's source files")
@@ -145,7 +149,7 @@ def config_from_args(args: argparse.Namespace):
         output=args.output,
         repos=specs,
         repo_filters=RepoFilterConfig(args.permissive_license, args.created_after, args.min_files, args.max_files,
-                                      args.max_repo_bytes),
+                                      args.max_repo_bytes, args.released_after),
         file_limits=FileLimits(max_bytes=args.max_file_bytes, max_lines=args.max_file_lines),
         example_filters=ExampleFilterConfig(args.min_tokens, args.max_tokens, args.min_prompt_lines,
                                             not args.no_dedup, not args.no_leakage_filter,
