@@ -64,19 +64,39 @@ def has_escape(text: str) -> bool:
     return "\\u" in text and _ESCAPE.search(text) is not None
 
 
+# What the view leaves alone: comments, text blocks, string and character literals (tree-sitter reads escapes
+# there itself, and a padded character would break a character literal).
+_NOT_CODE = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"""(?:\\.|[^\\])*?(?:"""|\Z)|"(?:\\.|[^"\\\n])*"?'
+                       r"|'(?:\\.|[^'\\\n])*'?", re.S)
+
+
 def tree_view(text: str) -> str:
-    """``text`` with every unicode escape replaced by its character and padding of the same UTF-8 length: a name
-    char continues the name (``\\u0061dd`` -> ``a_____dd``), other ASCII is padded with spaces."""
+    """``text`` with every unicode escape of its code (outside comments and literals) replaced by its character and
+    padding of the same UTF-8 length: a name char continues the name (``\\u0061dd`` -> ``a_____dd``), other ASCII
+    is padded with spaces, so tree-sitter reads the names and punctuation javac reads, at the same offsets."""
     out: list[str] = []
     at = 0
-    for m in _ESCAPE.finditer(text):
+    for lit in _NOT_CODE.finditer(text):
+        out.append(_code_view(text[at:lit.start()]))
+        out.append(lit.group())
+        at = lit.end()
+    out.append(_code_view(text[at:]))
+    return "".join(out)
+
+
+def _code_view(code: str) -> str:
+    if "\\u" not in code:
+        return code
+    out: list[str] = []
+    at = 0
+    for m in _ESCAPE.finditer(code):
         s, e = m.start(2), m.end()
-        out.append(text[at:s])
+        out.append(code[at:s])
         ch = chr(int(m.group(3), 16))
         if ch.isascii():
             out.append(ch + ("_" if ch.isalnum() or ch in "_$" else " ") * (e - s - 1))
         else:
             out.append(("x" + "_" * (e - s - 1)) if ch.isalnum() else " " * (e - s))
         at = e
-    out.append(text[at:])
+    out.append(code[at:])
     return "".join(out)

@@ -124,6 +124,9 @@ def test_tree_view_keeps_every_offset_and_reads_escapes_as_javac_does():
     assert len(view.encode("utf-8")) == len(text.encode("utf-8"))
     assert "calc.a_____dd(1)" in view and "y.     b_______()" in view
     assert '"\\\\u0041"' in view  # an escaped backslash starts no escape
+    # literals and comments are left to tree-sitter (a padded character would break a character literal)
+    kept = "char c = '\\u000F'; String s = \"\\u0041\"; /* \\u0041 */ // \\u0062\n"
+    assert tree_view(kept) == kept
     decoded = decode(text)
     assert "calc.add(1)" in decoded.decoded and "y.b()" in decoded.decoded
     assert name_span(text, -1, text.index("(1)"), "add", decoded) == (13, 21)
