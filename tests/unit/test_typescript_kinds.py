@@ -69,6 +69,7 @@ def _at(result, file: str, line1: int, symbol: str):
     ("src/store.ts", 20, "size", K.MEMBER, "src/models.ts"),  # const made = makeStore(): its declared return type
     ("src/app.ts", 16, "size", K.MEMBER, "src/models.ts"),  # const thing = new models.Thing()
     ("src/app.ts", 34, "turn", K.MEMBER, "src/models.ts"),  # this.game.turn, `private game: Game.IGameData`
+    ("src/holder.d.ts", 4, "ICard", K.TYPE, "src/models.ts"),  # a declaration file's type uses are code too
 ])
 def test_each_kind_at_its_name(analysed, file, line, symbol, kind, defining):
     result, lines = analysed
