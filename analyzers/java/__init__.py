@@ -14,7 +14,8 @@ lines (``resolved``); the stubbed run's new errors mark the same places or more.
 
 The package by job: ``scan`` (what a file declares and uses; the project index), ``stubs`` (the stubbed texts),
 ``driver`` (the driver's source, javac options and output), ``attribute`` (a new diagnostic -> a reference),
-``resolved`` (a resolved name -> a reference), ``escapes`` (unicode escapes: javac's reading vs the written text)
+``resolved`` (a resolved name -> a reference), ``lombok`` (accessors Lombok generates, from the original run's
+errors), ``escapes`` (unicode escapes: javac's reading vs the written text)
 and ``analyzer`` (``JavaAnalyzer``: the recipe's steps and the javac processes).
 """
 

@@ -15,6 +15,7 @@ from benchsmith.analyzers.java.attribute import javac_ref
 from benchsmith.analyzers.java.driver import (DRIVER_CLASS, JAVAC_OPTIONS, JVM_OPTIONS, JavacDiagnostic, JavacRun,
                                               driver_source, parse_driver_output)
 from benchsmith.analyzers.java.escapes import has_escape, tree_view
+from benchsmith.analyzers.java.lombok import lombok_ref
 from benchsmith.analyzers.java.resolved import ResolvedFiles, ResolvedTally, resolved_refs
 from benchsmith.analyzers.java.scan import JavaFileInfo, JavaIndex, scan_java
 from benchsmith.analyzers.java.stubs import JavaStubs, plan_stubs
@@ -154,6 +155,11 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
                                                f"javac line {d.line}: {first}", repo))
         plan.resolved = resolved_refs(repo, before.resolved, ResolvedFiles(texts, plan.positions), set(unparsed),
                                       result, plan.resolved_tally)
+        # Lombok accessors fail in both runs (no annotation processor runs): the original run's error names them
+        lombok = [ref for d in before.diagnostics if d.kind == "ERROR" and d.file in texts and d.file not in unparsed
+                  for ref in [lombok_ref(d, plan.index, texts, plan.original_positions(d.file))] if ref is not None]
+        plan.resolved_tally.lombok = len(lombok)
+        plan.resolved += lombok
         plan.resolved_at = {(r.file, r.line, r.column) for r in plan.resolved}
         broken_stubs = {d.file for d in after.diagnostics if d.parse_phase and d.kind == "ERROR"
                         and d.file in plan.stubs and d.file not in unparsed}
@@ -214,7 +220,7 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
         result.stats.update(original_errors=t.original_errors, stubbed_errors=t.stubbed_errors,
                             new_diagnostics=t.new, unattributed=t.unattributed, external_members=t.external,
                             refs=len(result.refs), unparsed_files=t.unparsed, resolved_refs=rt.refs,
-                            resolved_misplaced=rt.misplaced, resolved_escaped=rt.escaped)
+                            resolved_misplaced=rt.misplaced, resolved_escaped=rt.escaped, lombok_refs=rt.lombok)
 
     def tree_source(self, path: str, text: str) -> bytes:
         # tree-sitter reads no unicode escapes: cut statements on the text as javac reads it, offsets kept

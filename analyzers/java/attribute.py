@@ -18,7 +18,7 @@ CANT_RESOLVE = frozenset({"compiler.err.cant.resolve", "compiler.err.cant.resolv
 CANT_APPLY = frozenset({"compiler.err.cant.apply.symbol", "compiler.err.cant.apply.symbols",
                         "compiler.err.cant.apply.diamond.1", "compiler.err.cant.apply.diamond"})
 
-_SYMBOL_RE = re.compile(r"symbol:\s+(?:static\s+)?(\w+)\s+([\w$]+)")
+SYMBOL_RE = re.compile(r"symbol:\s+(?:static\s+)?(\w+)\s+([\w$]+)")
 _LOCATION_RE = re.compile(r"location:\s+(.*)")
 _CTOR_RE = re.compile(r"constructor\s+([\w$]+)\s+in\s+(?:class|enum|interface|record)\s+([\w$.]+)")
 _DIAMOND_RE = re.compile(r"cannot infer type arguments for\s+([\w$.]+)\s*<")
@@ -52,7 +52,7 @@ def javac_ref(d: JavacDiagnostic, stubs: JavaStubs, stubbed: TextPositions,
     name_at = None
     stub_name = None
     if d.code in CANT_RESOLVE:
-        sm = _SYMBOL_RE.search(d.message)
+        sm = SYMBOL_RE.search(d.message)
         owner = location_type(d.message)
         if not sm or owner is None or owner not in stubs.stub_fqns:
             return None

@@ -25,6 +25,7 @@ class ResolvedTally:
     refs: int = 0
     misplaced: int = 0  # the name javac reports is not written at its offsets (a tree javac made itself)
     escaped: int = 0  # names written with unicode escapes, kept with their written spelling
+    lombok: int = 0  # Lombok accessors, from the original run's errors (lombok.py)
 
 
 @dataclass
