@@ -52,10 +52,14 @@ class Boundary(enum.Enum):
 
 @dataclass(frozen=True)
 class ReleasedCursor:
-    """A language's released cursor rule: the boundary and the relative weight of each kind of place."""
+    """A language's released cursor rule: the boundary, the relative weight of each kind of place, and whether the
+    released groundtruth runs to the end of the first line whose last token ends a statement (``;``, ``{``, ``}``:
+    ``[Attr]`` with the method header after it, ``{ player: f(x) }];`` through its ``;``) instead of to the first
+    such token."""
 
     boundary: Boundary = Boundary.NAME
     weights: dict[CursorPlace, float] = field(default_factory=dict)
+    line_end: bool = False
 
     def weight(self, place: CursorPlace) -> float:
         return self.weights.get(place, 1.0)

@@ -52,7 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
-from benchsmith.analyzers.base import AnalysisResult, Analyzer, Tree
+from benchsmith.analyzers.base import AnalysisResult, Analyzer, ReleasedCursor, Tree
 from benchsmith.analyzers.csharp import parse_check, verdicts
 from benchsmith.analyzers.csharp.blockers import predict_blockers
 from benchsmith.analyzers.csharp.compile import (CompileOutcome, CompilerCalls, pool as _pool,
@@ -89,6 +89,9 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
     language = "csharp"
     extensions = (".cs",)
     grammar_module = "tree_sitter_c_sharp"
+    # bench/released.py on the released C# repositories: the cursor at the name (a type or attribute name), the
+    # groundtruth through the first line ending a statement (an attribute with the member header after it)
+    released_cursor = ReleasedCursor(line_end=True)
     reference_kinds = frozenset({ReferenceKind.MEMBER, ReferenceKind.INHERITED_MEMBER, ReferenceKind.TYPE,
                                  ReferenceKind.HERITAGE, ReferenceKind.ATTRIBUTE, ReferenceKind.CONSTRUCTOR})
     import_pattern = r"\s*(?:global\s+)?using\s+(?:static\s+)?(?:\w+\s*=\s*)?[\w.<>, ]+;"

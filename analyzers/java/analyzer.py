@@ -84,7 +84,7 @@ class JavaAnalyzer(Analyzer[JavaPlan, JavacRun, JavaFound]):
     # (bench/released.py --fit) so that a build's shares are the released ones: line start 29%, after a `.` 7%,
     # elsewhere 64%
     released_cursor = ReleasedCursor(Boundary.TOKEN_START, {CursorPlace.LINE_START: 0.86, CursorPlace.AFTER_DOT: 0.54,
-                                                             CursorPlace.ELSEWHERE: 1.0})
+                                                             CursorPlace.ELSEWHERE: 1.0}, line_end=True)
     grammar_function = "language"
     comment_prefix = "//"
     statement_terminators = frozenset({";", "{", "}"})

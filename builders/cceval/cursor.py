@@ -8,12 +8,13 @@ found once in its repository, followed by a line end, marks a released cursor) p
   prompt (``    double `` | ``hue = hct.getHue();``, ``return `` | ``MathUtils.lerp(...)``);
 - TypeScript: at the end of a token of the line or at column 0, whitespace and indentation going to the
   groundtruth (``await`` | `` saveRequestMock(...)``, ```` | ``    const card = deps.sourceCard;``).
-Which token looks random, with more weight on the line's start than a uniform draw gives and less on the places
-right after a ``.``; ``Analyzer.released_cursor`` holds each language's rule and the weight of each kind of place
-(``CursorPlace``), read off the released examples.  The draw is seeded by the build's seed and the task id, so
-that builds are byte-identical.  A place is a candidate only where the statement cut from it ends where the
-cut from the name ends: the groundtruth still runs to the same end, and ``prompt + groundtruth + right_context``
-is still the file.
+Which token looks random, with more weight on some kinds of places than a uniform draw gives;
+``Analyzer.released_cursor`` holds each language's rule and the weight of each kind of place (``CursorPlace``),
+fitted with ``bench/released.py --fit``.  The draw is seeded by the build's seed and the task id, so that builds are
+byte-identical.  The released groundtruth of the brace languages runs to the end of the first line, from the
+cursor's, whose last token ends a statement (``ReleasedCursor.line_end``, ``examples.line_end_cut``): every located
+released groundtruth of Java, TypeScript and C# ends there.  A place is a candidate only where the cut from it ends
+where the cut from the name ends, so ``prompt + groundtruth + right_context`` is still the file.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 from benchsmith.analyzers import get_analyzer
 from benchsmith.analyzers.base import Boundary, ReleasedCursor
 from benchsmith.builders.cceval.cursor import candidate_places, choose_place, classify
-from benchsmith.builders.cceval.examples import ExampleCutter
+from benchsmith.builders.cceval.examples import ExampleCutter, line_end_cut
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import DropLedger
 from benchsmith.records import CrossFileRef, CursorPlace, CursorRule, Reason, ReferenceKind
@@ -129,3 +129,33 @@ def test_kinds_not_selected_are_recorded():
                              kinds=frozenset({ReferenceKind.TYPE}))(refs))
     assert [e.metadata.reference_kind for e in out] == ["type"]
     assert [e.reason for e in ledger.exclusions] == [Reason.KIND_NOT_SELECTED]
+
+
+@pytest.mark.parametrize("lang, text, at, expected", [
+    ("typescript", "function f(p) {\n  return [ok, { player: toClientPlayer(p) }];\n}\n", "toClientPlayer",
+     "toClientPlayer(p) }];"),
+    ("typescript", "const x = make({\n  a: 1,\n  b: Lib.two(),\n});\n", "two", "two(),\n});"),
+    ("csharp", "class A {\n    [HarmonyBefore]\n    static bool Prefix(Enemy e)\n    {\n    }\n}\n", "HarmonyBefore",
+     "HarmonyBefore]\n    static bool Prefix(Enemy e)\n    {"),
+    ("java", "class A {\n  void f() {\n    for (int i = 0; i < Util.n(); i++) {\n    }\n  }\n}\n", "n()", "n(); i++) {"),
+])
+def test_released_end_runs_to_the_first_line_ending_a_statement(lang, text, at, expected):
+    analyzer = get_analyzer(lang)
+    data = text.encode()
+    tree = analyzer.parser_for("x").parse(data)
+    cursor = data.index(at.encode())
+    cut = line_end_cut(tree, cursor, analyzer.statement_terminators)
+    assert data[cursor:cut.end_byte].decode() == expected
+
+
+def test_released_csharp_attribute_example_takes_the_member_header():
+    text = "namespace N {\n    class A {\n        [HarmonyBefore]\n        static bool Prefix(Enemy e)\n        {\n" \
+           "            return true;\n        }\n    }\n}\n"
+    files = {"A.cs": SourceFile("A.cs", text)}
+    refs = _refs(text, "A.cs", [("[HarmonyBefore]", "HarmonyBefore")], kind=ReferenceKind.ATTRIBUTE)
+    (by_name,) = ExampleCutter(get_analyzer("csharp"), files, "r", counter=DropLedger())(refs)
+    (released,) = ExampleCutter(get_analyzer("csharp"), files, "r", counter=DropLedger(),
+                                cursor=CursorRule.RELEASED)(refs)
+    assert by_name.groundtruth == "HarmonyBefore]"
+    assert released.groundtruth == "HarmonyBefore]\n        static bool Prefix(Enemy e)\n        {"
+    assert released.prompt == by_name.prompt
