@@ -181,7 +181,8 @@ def find_member(index: ModuleIndex, file: str, cls_name: str, member: str, depth
                 seen: set[tuple[str, str]] | None = None) -> Declared | None:
     """The declaration of ``member`` in class ``cls_name`` of ``file`` or along its repository base chain;
     where no repository class declares it but the chain leaves the repository, the last repository class on
-    that path (``own`` False).  None when ``cls_name`` is no class of ``file``."""
+    that path (``own`` False).  None when ``cls_name`` is no class of ``file``, or its chain stays in the
+    repository without declaring ``member``."""
     seen = set() if seen is None else seen
     if (file, cls_name) in seen or depth > 8:
         return None
@@ -202,16 +203,21 @@ def find_member(index: ModuleIndex, file: str, cls_name: str, member: str, depth
             if found is not None and found.own:
                 return found
             if fallback is None:
-                # an external base (or an unreadable one) may declare it: the class itself is what the repo holds
-                fallback = found or Declared(file, cls, cls_name, False)
+                # an external base may declare it: the class itself is what the repository holds (a chain
+                # that stays in the repository and declares nothing gives nothing)
+                fallback = found if target else Declared(file, cls, cls_name, False)
     return fallback
 
 
-def stubbed_base(index: ModuleIndex, file: str, cls_name: str, stubbed: set[str], depth: int = 0) -> str | None:
+def stubbed_base(index: ModuleIndex, file: str, cls_name: str, stubbed: set[str],
+                 seen: set[str] | None = None) -> str | None:
     """The stubbed import (local name) a class of ``file`` inherits from, directly or through other classes of
-    the same file; None when its chain has none."""
-    if depth > 8:
+    the same file (each visited once: a hostile file's cycles and fan-outs cost one walk); None when its chain
+    has none."""
+    seen = set() if seen is None else seen
+    if cls_name in seen:
         return None
+    seen.add(cls_name)
     for cls in index.classes(file).get(cls_name, []):
         for base in cls.bases:
             named = _named(base)
@@ -222,7 +228,7 @@ def stubbed_base(index: ModuleIndex, file: str, cls_name: str, stubbed: set[str]
             if named.id in stubbed:
                 return named.id
             if named.id != cls_name:
-                inner = stubbed_base(index, file, named.id, stubbed, depth + 1)
+                inner = stubbed_base(index, file, named.id, stubbed, seen)
                 if inner is not None:
                     return inner
     return None

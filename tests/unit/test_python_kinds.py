@@ -124,3 +124,21 @@ def test_module_index_names_namespace_packages():
     assert index.module_of["a/b/c.py"] == "c"  # relative imports keep their package
     assert not index.is_project("my-dir")  # not an identifier: never importable
     assert not index.is_project("requests")
+
+
+def test_hostile_class_graphs_cost_one_walk():
+    """Cycles and fan-outs of bases, within a file and across files, end; each class is visited once."""
+    from benchsmith.analyzers.python.kinds import find_member, stubbed_base
+
+    names = [f"C{i}" for i in range(40)]
+    fan = "".join(f"class {n}({', '.join(m for m in names if m != n)}):\n    pass\n" for n in names)
+    fan += "class Last(C3, A):\n    pass\n"
+    files = [SourceFile("p/__init__.py", ""), SourceFile("p/fan.py", "from .a import A\n" + fan),
+             SourceFile("p/a.py", "from .b import B\n\nclass A(B):\n    pass\n"),
+             SourceFile("p/b.py", "from .a import A\n\nclass B(A):\n    pass\n")]
+    index = ModuleIndex(files)
+    assert stubbed_base(index, "p/fan.py", "C0", {"A"}) is None
+    assert stubbed_base(index, "p/fan.py", "Last", {"A"}) == "A"  # after walking every C once
+    assert find_member(index, "p/a.py", "A", "nowhere") is None  # A -> B -> A ..., all in the repository
+    assert find_member(index, "p/fan.py", "C0", "nowhere") is None
+    assert find_member(index, "p/fan.py", "Last", "nowhere") is None
