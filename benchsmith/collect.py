@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import os
+import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from benchsmith.registries.metadata import RegistryKind, RegistryRelease, Regist
 from benchsmith.sources import RepoFilterConfig
 
 COLLECTION_FILE = "collection.jsonl"
+_DECLARATION_RE = re.compile(r"\.d\.[cm]?ts$")
 MAX_NAMES = 100_000
 
 
@@ -52,11 +54,11 @@ class Candidate:
     files: int | None = None
     source_bytes: int | None = None
     language_share: float | None = None
-    notes: list[str] = field(default_factory=list)
+    declaration_files: int | None = None  # TypeScript: .d.ts files among ``files`` (types only, no code)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("candidate", "kept", "source", "reason", "detail", "release", "files",
-                                              "source_bytes", "language_share")}
+                                              "source_bytes", "language_share", "declaration_files")}
 
 
 def _language_extensions() -> tuple[dict[str, tuple[str, ...]], tuple[str, ...]]:
@@ -107,10 +109,17 @@ def judge(cand: Candidate, reg: RegistrySpec, crit: CollectCriteria, scratch: Pa
         cand.files, cand.source_bytes = len(snap.files), snap.total_bytes()
         share, _, _ = language_share(Path(co.path), crit.language)
         cand.language_share = round(share, 3)
+        # npm packages mostly ship compiled JavaScript with declaration files: types without code, so they do
+        # not count towards the files a split needs
+        cand.declaration_files = sum(1 for f in snap.files if _DECLARATION_RE.search(f.path))
+        code = len(snap.files) - cand.declaration_files
         if not snap.files:
             verdict = Reason.NO_SOURCE_FILES, f"no {crit.language} source files"
         else:
             verdict = check_repository(co, snap, crit.filters)
+        if verdict is None and crit.filters.min_files is not None and code < crit.filters.min_files:
+            verdict = Reason.TOO_FEW_FILES, (f"{code} source files with code < {crit.filters.min_files} "
+                                             f"({cand.declaration_files} of the {len(snap.files)} are declarations)")
         if verdict is None and share < crit.min_share:
             verdict = Reason.LANGUAGE_SHARE_TOO_LOW, f"{share:.2f} of the files are {crit.language} < {crit.min_share}"
     if verdict is None:

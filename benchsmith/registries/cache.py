@@ -103,7 +103,9 @@ def store_artifact(data: bytes, digest: str, artifact_name: str, what: str, root
 
 
 def _release_path(spec: RegistrySpec, root: Path | None) -> Path:
-    return (root or cache_root()) / "releases" / str(spec.kind) / f"{spec.pinned(spec.version or '').repo_id()}.json"
+    # keyed by registry, name and version only: the same release whatever #SUBDIR a source names in it
+    key = RegistrySpec(spec.kind, spec.name, spec.version).repo_id()
+    return (root or cache_root()) / "releases" / str(spec.kind) / f"{key}.json"
 
 
 def cached_release(spec: RegistrySpec, root: Path | None = None) -> RegistryRelease | None:

@@ -98,7 +98,8 @@ def normalise(declared: str | None, classifiers: list[str] | None = None) -> str
     expr = spdx_expression(declared)
     if expr:
         return expr
-    if declared and len(declared) <= MAX_EXPRESSION_CHARS:
+    if declared and len(declared) <= MAX_EXPRESSION_CHARS and not set("()") & set(declared):
+        # a spelling, not a broken expression (``(MIT`` is no licence without doubt)
         key = " ".join(re.sub(r"[^a-z0-9]+", " ", declared.lower()).split())
         if key in _ALIASES:
             return _ALIASES[key]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from benchsmith.archives import SourceError
 from benchsmith.enums import StrEnum
@@ -101,9 +100,8 @@ class RegistrySpec:
 
 
 def valid_subdir(subdir: str) -> bool:
-    parts = PurePosixPath(subdir).parts
-    return (0 < len(parts) <= 16 and not subdir.startswith("/") and "\\" not in subdir
-            and all(p not in (".", "..") and _SUBDIR_PART_RE.fullmatch(p) for p in parts))
+    parts = subdir.split("/")  # not PurePosixPath: it would drop "." and empty parts before they are seen
+    return 0 < len(parts) <= 16 and all(p not in (".", "..") and _SUBDIR_PART_RE.fullmatch(p) for p in parts)
 
 
 @dataclass

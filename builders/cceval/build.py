@@ -24,7 +24,7 @@ from typing import Any
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import DEFAULT_MEMORY_MB
-from benchsmith.builders.cceval.cost import CostMeter, cut_off, provenance, total_cost
+from benchsmith.builders.cceval.cost import CostMeter, cut_off, provenance, write_cost
 from benchsmith.builders.cceval.filters import ExampleFilterConfig
 from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile
 from benchsmith.builders.cceval.steps import Repository, cceval_steps
@@ -325,7 +325,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
     per_shard = shard_stats(shards)
     per_repo = [{"repository": st["repository"], "status": st["status"], "files": st["files"],
                  "examples": st["examples"], "excluded": sum(st.get("dropped", {}).values()),
-                 "provenance": st.get("provenance"), "cost": st.get("cost")} for st in per_shard]
+                 "provenance": st.get("provenance")} for st in per_shard]
     tool_versions: dict[str, str] = {}
     for summary in summaries:
         tool_versions.update(summary.tool_versions)
@@ -338,7 +338,6 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "dropped": summed_drops(per_shard),
         "per_repository": per_repo,
         "cut_off": cut_off(config.repo_filters),
-        "cost": total_cost(per_repo),
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),
@@ -349,6 +348,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
+    write_cost(out, per_shard)  # measured times: a file of their own, so that stats.json stays reproducible
     return stats
 
 

@@ -22,6 +22,7 @@ from benchsmith import layout, toolchain_lock
 from benchsmith.jsonio import AtomicWriter, read_jsonl
 from benchsmith.layout import FIGURES_DIR
 from benchsmith.builders.cceval.card_sources import cost_section, sources_section
+from benchsmith.builders.cceval.cost import COST_FILE
 # Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
 # grammar of every registered analyzer is added by ``grammar_packages()``).
 _PACKAGES = ("benchsmith", "tree-sitter", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
@@ -44,7 +45,7 @@ class LanguageStats:
     reference_kinds: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per ReferenceKind
     cursor_places: dict[str, int] = field(default_factory=dict)  # stats.json: kept examples per CursorPlace
     cut_off: dict | None = None  # stats.json "cut_off": --created-after / --released-after
-    cost: dict | None = None  # stats.json "cost": the construction cost summed over repositories
+    cost: dict | None = None  # <lang>/cost.json: the construction cost per repository and in total
 
 
 def _language_dirs(root: Path) -> list[Path]:
@@ -87,9 +88,12 @@ def collect(root: Path) -> list[LanguageStats]:
             st.cursor = stats.get("cursor")
             st.reference_kinds = {str(k): int(v) for k, v in (stats.get("reference_kinds") or {}).items()}
             st.cursor_places = {str(k): int(v) for k, v in (stats.get("cursor_places") or {}).items()}
-            st.cut_off, st.cost = stats.get("cut_off"), stats.get("cost")
+            st.cut_off = stats.get("cut_off")
         else:
             st.dropped = dict(counted)
+        cost = lang_dir / COST_FILE
+        if cost.is_file():
+            st.cost = json.loads(cost.read_text(encoding="utf-8"))
         audit = lang_dir / layout.AUDIT_FILE
         if audit.is_file():
             st.audit = json.loads(audit.read_text(encoding="utf-8"))

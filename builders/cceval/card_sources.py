@@ -1,7 +1,7 @@
 """The card's sections on where the code came from and what the split cost: per repository its source's dates
 and licence (a registry source: the registry's version, release date, first release and declared licence), the
-cut-off dates the build applied, and the construction cost (wall time, CPU time of the build and of the
-toolchains, examples per CPU-hour), all read from ``stats.json``."""
+cut-off dates the build applied (``stats.json``), and the construction cost (wall time, CPU time of the build and
+of the toolchains, examples per CPU-hour; ``<lang>/cost.json``)."""
 
 from __future__ import annotations
 
@@ -54,17 +54,18 @@ def cost_section(langs: list) -> list[str]:
 
     rows = []
     for st in langs:
-        for r in st.per_repository:
-            c = r.get("cost")
-            if isinstance(c, dict):
-                rows.append([st.language, r.get("repository"), *_cost_cells(c)])
-        if isinstance(st.cost, dict):
-            rows.append([st.language, "**total**", *_cost_cells(st.cost)])
+        cost = st.cost if isinstance(st.cost, dict) else {}
+        for r in cost.get("per_repository") or ():
+            if isinstance(r, dict) and isinstance(r.get("cost"), dict):
+                rows.append([st.language, r.get("repository"), *_cost_cells(r["cost"])])
+        if isinstance(cost.get("total"), dict):
+            rows.append([st.language, "**total**", *_cost_cells(cost["total"])])
     if not rows:
         return []
     lines = ["", "## Construction cost", "",
              "Measured while each repository's shard was built (a resumed shard keeps its first cost): wall time, "
-             "CPU time of benchsmith itself and of the toolchains it ran, and examples per CPU-hour of both.", ""]
+             "CPU time of benchsmith itself and of the toolchains it ran, and examples per CPU-hour of both "
+             "(`<language>/cost.json`; measurements, so they differ between two fresh builds).", ""]
     return lines + _table(["language", "repository", "wall s", "build CPU s", "toolchain CPU s", "examples",
                            "examples / CPU-hour"], rows, right_from=2)
 

@@ -1,16 +1,20 @@
 """What building a split cost, and where its code came from: per repository, the wall time, the CPU time of the
 build itself (this process: snapshot, parsing, cutting, retrieval) and of the toolchains it ran (reaped child
-processes: pylint, tsc, javac, mcs, go), and the registry release it was built from.  Recorded in each shard's
-stats when the shard is built, so a resumed build reports what the shard cost when it was made, and summed into
-``stats.json`` and the card.  Timings are measurements: they are the one part of ``stats.json`` that differs
-between two builds of the same repositories (the splits do not)."""
+processes: pylint, tsc, javac, mcs, go), and the registry release it was built from.  The cost is recorded in
+each shard's stats when the shard is built, so a resumed build reports what the shard cost when it was made, and
+written to ``<lang>/cost.json`` (per repository and the total) and the card.  Timings are measurements, different
+for every fresh build of the same repositories: they have a file of their own, so that ``stats.json`` (like the
+splits) stays byte-identical across builds."""
 
 from __future__ import annotations
 
 import resource
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+COST_FILE = "cost.json"
 
 
 def _children_cpu() -> float:
@@ -51,6 +55,16 @@ def total_cost(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     total = cost_row(sum(c["wall_seconds"] for c in costs), sum(c["build_cpu_seconds"] for c in costs),
                      sum(c["toolchain_cpu_seconds"] for c in costs), sum(c["examples"] for c in costs))
     return {**total, "repositories_measured": len(costs)}
+
+
+def write_cost(lang_dir: Path, shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """``<lang>/cost.json`` from the shards' stats, in repository order."""
+    from benchsmith.jsonio import write_json
+
+    rows = [{"repository": st.get("repository"), "cost": st.get("cost")} for st in shard_stats]
+    data = {"per_repository": rows, "total": total_cost(rows)}
+    write_json(lang_dir / COST_FILE, data)
+    return data
 
 
 def provenance(checkout: Any) -> dict[str, Any] | None:
