@@ -122,11 +122,15 @@ def make_cs_project_bomb(root: Path) -> HygieneCase:
 
 
 def make_cs_frameworks_flood(root: Path) -> HygieneCase:
-    """One TargetFrameworks of 140 000 monikers (~1 MB): choosing one looked each up by its position in the list,
-    hours of CPU; a list past its cap refuses the file."""
+    """One TargetFrameworks of 72 000 distinct monikers (~1 MB): choosing one looked each up by its position in
+    the list, quadratic; a list past its cap refuses the file."""
     repo = _csharp(root, "cs_frameworks_flood")
-    (repo / "App.csproj").write_text(_csproj("    <TargetFrameworks>" + "net6.0;" * ((MB - 200) // 7)
-                                             + "net48</TargetFrameworks>"))
+    monikers: list[str] = []
+    size = 0
+    while size < MB - 300:
+        monikers.append(f"net6.0-p{len(monikers)};")
+        size += len(monikers[-1])
+    (repo / "App.csproj").write_text(_csproj("    <TargetFrameworks>" + "".join(monikers) + "net48</TargetFrameworks>"))
     return HygieneCase("cs_frameworks_flood", str(repo), "csharp",
                        items={"cs_frameworks_flood/App.csproj": TOO_LARGE}, examples_from={"App.cs": 1})
 
