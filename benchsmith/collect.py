@@ -84,15 +84,16 @@ def language_share(root: Path, language: str) -> tuple[float, int, int]:
     return (mine / every_n if every_n else 0.0), mine, every_n
 
 
-def judge(cand: Candidate, reg: RegistrySpec, crit: CollectCriteria, scratch: Path) -> None:
-    """Fill ``cand`` in: kept, or the first criterion it fails with its reason."""
+def judge(cand: Candidate, reg: RegistrySpec, crit: CollectCriteria, scratch: Path,
+          rec: RegistryRelease | None = None) -> None:
+    """Fill ``cand`` in: kept, or the first criterion it fails with its reason (``rec``: already resolved)."""
     from benchsmith.analyzers import get_analyzer
     from benchsmith.files import snapshot
     from benchsmith.registries import resolve
     from benchsmith.registries.checkout import materialise_registry
     from benchsmith.repo_filters import check_repository
 
-    rec: RegistryRelease = resolve(reg)
+    rec = rec or resolve(reg)
     cand.release = rec.to_dict()
     cand.source = rec.source(reg.subdir)
     pinned = reg.pinned(rec.version)
@@ -149,7 +150,8 @@ def read_names(path: str, kind: RegistryKind) -> list[str]:
     return list(dict.fromkeys(names))  # a name given twice is one candidate
 
 
-def collect(names: list[str], crit: CollectCriteria, progress=None) -> list[Candidate]:
+def collect(names: list[str], crit: CollectCriteria, progress=None, debian: dict | None = None) -> list[Candidate]:
+    """``debian``: Sources stanzas by ``debian:NAME`` (one pass over the index, not one per candidate)."""
     out = []
     for i, text in enumerate(names, 1):
         cand = Candidate(candidate=text)
@@ -158,7 +160,14 @@ def collect(names: list[str], crit: CollectCriteria, progress=None) -> list[Cand
             reg = RegistrySpec.parse(text)
             if reg is None:
                 raise SourceError(Reason.SOURCE_NOT_FOUND, f"{text!r} names no registry")
-            judge(cand, reg, crit, scratch)
+            rec = None
+            if debian is not None and text in debian:
+                from benchsmith.registries import cache, debian as deb
+
+                rec = deb.release_of(debian[text])
+                reg = reg.pinned(rec.version)
+                cache.store_release(rec, reg)  # the build resolves the pin from here, without the index
+            judge(cand, reg, crit, scratch, rec)
         except SourceError as exc:
             cand.reason, cand.detail = str(exc.reason), exc.detail
         finally:
@@ -189,10 +198,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from benchsmith.languages import ANALYZERS
 
     p.add_argument("--lang", required=True, choices=ANALYZERS.names(), help="the language the split is built for")
-    p.add_argument("--from", dest="registry", required=True, choices=[RegistryKind.PYPI.value, RegistryKind.NPM.value],
+    p.add_argument("--from", dest="registry", required=True, choices=[k.value for k in RegistryKind],
                    help="the registry the candidates come from")
-    p.add_argument("--names", required=True, metavar="FILE",
-                   help="candidate packages, one a line (NAME, NAME==V / NAME@V, or a full registry source)")
+    p.add_argument("--names", metavar="FILE", help="candidate packages, one a line (NAME, NAME==V / NAME@V, or a "
+                   "full registry source); required for pypi and npm; for debian it narrows the Sources index")
+    p.add_argument("--limit", type=int, help="consider at most this many candidates (debian: in index order)")
     p.add_argument("--output", "-o", required=True, metavar="FILE", help="the repos file of pinned sources")
     p.add_argument("--collection", metavar="FILE", help=f"every candidate's record (default: {COLLECTION_FILE} "
                    "beside --output)")
@@ -208,11 +218,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     kind = RegistryKind(args.registry)
+    if args.names is None and kind is not RegistryKind.DEBIAN:
+        print(f"benchsmith collect: --from {kind} needs --names FILE", file=sys.stderr)
+        return 2
     try:
-        names = read_names(args.names, kind)
+        names = read_names(args.names, kind) if args.names else []
     except OSError as exc:
         print(f"benchsmith collect: cannot read --names {args.names}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    debian = None
+    if kind is RegistryKind.DEBIAN:
+        from benchsmith.registries import debian as deb
+
+        wanted = {RegistrySpec.parse(n).name for n in names if RegistrySpec.parse(n)} if args.names else None
+        try:
+            stanzas = deb.candidates(args.lang, wanted)
+        except SourceError as exc:
+            print(f"benchsmith collect: the Debian index: {exc.reason}: {exc.detail}", file=sys.stderr)
+            return 1
+        debian = {f"debian:{p['Package']}": p for p in stanzas}
+        names = names or list(debian)
+    names = names[: args.limit] if args.limit is not None else names
     filters = RepoFilterConfig(args.permissive_license, args.created_after, args.min_files, args.max_files,
                                args.max_repo_bytes, args.released_after)
     crit = CollectCriteria(args.lang, filters, args.min_share)
@@ -222,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
             verdict = f"kept ({c.files} files)" if c.kept else f"{c.reason}: {c.detail[:120]}"
             print(f"[{i}/{n}] {c.source or c.candidate}: {verdict}", file=sys.stderr, flush=True)
 
-    cands = collect(names, crit, progress)
+    cands = collect(names, crit, progress, debian)
     output = Path(args.output)
     write_outputs(cands, output, Path(args.collection) if args.collection else output.parent / COLLECTION_FILE)
     kept = sum(c.kept for c in cands)
