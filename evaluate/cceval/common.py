@@ -17,6 +17,12 @@ from benchsmith.records import Language
 COMPAT_LANGUAGES = frozenset({Language.PYTHON, Language.JAVA, Language.TYPESCRIPT, Language.CSHARP})
 
 
+# Python prefixes (ending at a newline after new non-blank text) parsed to find the first statement: each parse reads the
+# whole prompt, so an unbounded number would make a long hostile completion quadratic.  A first statement spanning
+# more lines than this is treated as having no valid prefix.
+PREFIX_TRIES = 256
+
+
 def require_compat_language(language: Language) -> None:
     """Compat mode reproduces a scorer that never knew other languages: refuse rather than invent its numbers."""
     if language not in COMPAT_LANGUAGES:

@@ -26,6 +26,7 @@ import functools
 import re
 
 from benchsmith.evaluate.cceval.common import (
+    PREFIX_TRIES,
     ExampleScore,
     Language,
     exact_match,
@@ -101,18 +102,25 @@ class PythonStatementCutter:
             # The released get_ast raises outside its try; postprocess_code_lines then returns the completion.
             return completion
         start = 1  # the released loop's first prefix is completion[:1]
+        tried, tries = 0, 0
         while True:
             e = completion.find("\n", start)
             if e < 0:
                 # Any valid prefix reaching the end raises IndexError there -> completion returned unchanged.
                 return completion
+            start = e + 1
+            if tries and not completion[tried:e].strip():
+                continue  # only blanks since the last prefix tried: it parses as that one did
+            tries += 1
+            if tries > PREFIX_TRIES:
+                return completion  # as when no prefix is valid (what the released scorer does past the end)
+            tried = e
             try:
                 data = prompt_bytes + completion[:e].encode("utf-8")
             except UnicodeEncodeError:
                 return completion
             if not _has_error_node(self._parser.parse(data)):
                 return completion[:e].rstrip()
-            start = e + 1
 
 
 @functools.lru_cache(maxsize=1)

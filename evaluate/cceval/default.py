@@ -41,6 +41,7 @@ import functools
 from dataclasses import dataclass
 
 from benchsmith.evaluate.cceval.common import (
+    PREFIX_TRIES,
     ExampleScore,
     Language,
     analyzer_class,
@@ -181,13 +182,18 @@ def _python_cut(prompt_b: bytes, comp_b: bytes, root, language: Language) -> int
         return _line_end(comp_b, end - c)
     # The full text does not delimit the statement (e.g. later lines are broken): try prefixes ending at a
     # newline, first to last, with the same criterion.
+    # Bounded as compat's cutter is: a prefix with only blanks since the last one tried parses as that one did,
+    # and at most PREFIX_TRIES prefixes are parsed (each reads the whole prompt).
     tree_parser = parser(language)
     pos = comp_b.find(b"\n", 1)
-    while pos >= 0:
-        tree = tree_parser.parse(prompt_b + comp_b[:pos])
-        end = _python_statement_end(tree.root_node, c)
-        if end is not None and c < end <= c + pos:
-            return _line_end(comp_b, end - c)
+    tried, tries = 0, 0
+    while pos >= 0 and tries < PREFIX_TRIES:
+        if not tries or comp_b[tried:pos].strip():
+            tries, tried = tries + 1, pos
+            tree = tree_parser.parse(prompt_b + comp_b[:pos])
+            end = _python_statement_end(tree.root_node, c)
+            if end is not None and c < end <= c + pos:
+                return _line_end(comp_b, end - c)
         pos = comp_b.find(b"\n", pos + 1)
     return None
 

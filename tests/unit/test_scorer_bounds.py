@@ -182,3 +182,44 @@ def test_the_scorer_writes_its_report_whatever_the_samples_do(tmp_path):
                                          "elements share one hash value")
     assert [rows[n]["passed"] for n in ("chatty", "blank", "good")] == [True] * 3, rows["chatty"]["detail"]
     assert {r["verdict"] for r in rows.values()} == {"failed", "passed"}
+
+
+# ------------------------------------------------------------------------------------------- the cceval scorer
+
+CC_PROMPT = "import os\n\ndef f(x):\n    y = os.path."
+
+
+@pytest.mark.parametrize("mode", ["default", "compat-cceval"])
+def test_blank_lines_after_an_unfinished_statement_score_as_a_few_do(mode):
+    """Each prefix the Python cut tries parses the whole prompt; blank lines add nothing to try (30k of them took
+    16 s in default mode and minutes in compat before), so the score is the one of three blank lines."""
+    from benchsmith.evaluate.cceval.scoring import Language, Mode, score_example
+
+    few, many = ("join(\n" + "\n" * n for n in (3, 30_000))
+    a = score_example("t", CC_PROMPT, "join(x, 'a')\n", few, Language.PYTHON, Mode(mode))
+    b = score_example("t", CC_PROMPT, "join(x, 'a')\n", many, Language.PYTHON, Mode(mode))
+    # compat keeps a completion with no valid prefix whole, as the released scorer did: its blanks differ
+    assert (a.pred.rstrip(), a.em, a.es, a.pred_ids) == (b.pred.rstrip(), b.em, b.es, b.pred_ids)
+
+
+def test_the_python_cut_tries_a_bounded_number_of_prefixes(monkeypatch):
+    from benchsmith.evaluate.cceval import compat, default
+    from benchsmith.evaluate.cceval.common import PREFIX_TRIES
+    from benchsmith.evaluate.cceval.scoring import Language
+
+    calls = {"compat": 0, "default": 0}
+
+    def counting(name, fn):
+        def wrapper(*args):
+            calls[name] += 1
+            return fn(*args)
+        return wrapper
+
+    monkeypatch.setattr(compat, "_has_error_node", counting("compat", compat._has_error_node))
+    monkeypatch.setattr(default, "_python_statement_end", counting("default", default._python_statement_end))
+    endless = "join(x +\n" + "a +\n" * 1000  # no prefix is a statement
+    assert compat.postprocess_code_lines(CC_PROMPT, endless, Language.PYTHON) == endless
+    assert default.process(CC_PROMPT, endless, Language.PYTHON, True).before_comments == "join(x +"
+    assert calls == {"compat": PREFIX_TRIES, "default": 1 + PREFIX_TRIES}  # the full text, then the prefixes
+    near = "join(x,\n" + "a,\n" * (PREFIX_TRIES - 10) + ")\nz = (\n"
+    assert compat.postprocess_code_lines(CC_PROMPT, near, Language.PYTHON) == near[:near.index(")\n") + 1]
