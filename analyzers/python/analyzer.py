@@ -11,6 +11,7 @@ from pathlib import Path
 from benchsmith import confine
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Diagnostic, Tree
 from benchsmith.analyzers.python.attribution import refine, to_ref
+from benchsmith.analyzers.python.inherited import inherited_uses
 from benchsmith.analyzers.python.kinds import UseContexts
 from benchsmith.analyzers.python.lines import LineNumbering, python_lines
 from benchsmith.analyzers.python.modules import UNPARSABLE, ModuleIndex
@@ -181,7 +182,26 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
         return ref
 
     def finish(self, plan: PythonPlan, result: AnalysisResult) -> None:
+        self._scan_inherited(plan, result)
         super().finish(plan, result)
         result.stats["new_diagnostics"] = plan.new_diagnostics
         result.stats["unattributed"] = plan.unattributed
         result.stats["refs"] = len(result.refs)
+
+    def _scan_inherited(self, plan: PythonPlan, result: AnalysisResult) -> None:
+        """The inherited members pylint leaves unreported (a base it cannot infer), from the files' trees; a
+        place the diagnostics already gave keeps its ref."""
+        found = 0
+        for path in sorted(plan.stubbed):
+            numbering = plan.numbering.get(path) or LineNumbering(plan.texts[path])
+            for use in inherited_uses(plan.index, path):
+                line, col = numbering.to_lf(use.line, use.column)
+                if (path, line, col) in plan.seen:
+                    continue
+                plan.seen.add((path, line, col))
+                found += 1
+                result.refs.append(CrossFileRef(
+                    path, line, col, use.member, use.base, use.declared.file, "ast",
+                    f"{use.member!r} is declared in a base class in {use.declared.file}",
+                    ReferenceKind.INHERITED_MEMBER, use.declared.definition()))
+        result.stats["inherited_from_scan"] = found

@@ -51,6 +51,11 @@ def kinds(tmp_path_factory):
     ("app/edit_panel.py", "super().|refresh()", K.INHERITED_MEMBER, "app/base_panel.py"),
     # a Qt method reached through the repository's BasePanel(QWidget) (zxlive proof_panel.py ``self.layout()``)
     ("app/edit_panel.py", "self.|layout()", K.INHERITED_MEMBER, "app/base_panel.py"),
+    # bases pylint cannot infer in the stubbed run (a stub module's attribute; an uninstalled Qt class beside
+    # the repository's): found by the ast scan of the class's base chain
+    ("app/tool_panel.py", "return self.|splitter.count()", K.INHERITED_MEMBER, "app/base_panel.py"),
+    ("app/tool_panel.py", "super().|refresh()", K.INHERITED_MEMBER, "app/base_panel.py"),
+    ("app/tool_panel.py", "return self.|origin", K.INHERITED_MEMBER, "app/base_panel.py"),
     # ``pkg.`` | ``submodule.Name``: the package imports none of its submodules
     ("app/report.py", "app.|units.METRE", K.MODULE_MEMBER, "app/units.py"),
     # re-exported by app/shapes/__init__.py, by name and by a star import
@@ -88,6 +93,14 @@ def test_inherited_definitions_are_the_declarations(kinds):
     assert (layout.symbol, base[layout.start_line]) == ("BasePanel", "class BasePanel(QWidget):")
     units = next(r for r in result.refs if r.symbol == "units").definition
     assert (units.file, units.start_line, units.end_line) == ("app/units.py", 0, 1)
+
+
+def test_the_scan_keeps_to_the_class_and_the_repository(kinds):
+    _, result = kinds
+    scanned = [r for r in result.refs if r.file == "app/tool_panel.py" and r.kind is K.INHERITED_MEMBER]
+    # not Nested.go's self.splitter (another self), not the class's own frame_width, not QFrame's setFrameStyle
+    assert sorted(r.symbol for r in scanned) == ["origin", "refresh", "splitter"]
+    assert all(r.definition is not None and r.definition.file == "app/base_panel.py" for r in scanned)
 
 
 def test_outside_the_repository_is_never_a_candidate(kinds):
