@@ -27,6 +27,9 @@ KEY_SYSCALLS = {
 }
 X32_SYSCALL_BIT = 0x40000000  # x86_64 only: x32 syscalls carry the native arch with this bit set
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_CLEAR = 1, 7
+# a kernel without keys, or key syscalls already refused by an outer filter (a container engine's default
+# seccomp profile answers EPERM): nothing a run could add, nothing to isolate
+NO_KEYS = (errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES)
 KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -4, -5
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -63,7 +66,7 @@ def isolate_keyrings():
     keyctl = numbers[2]
     if keyctl is not None and libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING),
                                        None) < 0:
-        if ctypes.get_errno() not in (errno.ENOSYS, errno.EOPNOTSUPP):  # a kernel without keys has none to leak
+        if ctypes.get_errno() not in NO_KEYS:
             raise OSError(ctypes.get_errno(), "keyctl(JOIN_SESSION_KEYRING)")
     code = key_filter(os.uname().machine)
     if code is not None:
@@ -78,6 +81,7 @@ def isolate_keyrings():
         raise OSError(errno.ENOSYS, "key syscalls of machine %r unknown: cannot isolate keyrings"
                       % os.uname().machine)
     for ring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
-        if libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(ring)) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.ENOKEY):
+        cleared = libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_CLEAR), ctypes.c_long(ring))
+        if cleared < 0 and ctypes.get_errno() not in NO_KEYS + (errno.ENOKEY,):
             raise OSError(ctypes.get_errno(), "keyctl(CLEAR)")
     return "cleared"

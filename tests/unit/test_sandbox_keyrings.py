@@ -127,3 +127,26 @@ def test_the_filter_refuses_exactly_the_key_syscalls_of_its_machine(machine):
         assert _run_bpf(code, arch, X32_SYSCALL_BIT | numbers[0]) == deny
         assert _run_bpf(code, arch, X32_SYSCALL_BIT) == deny
     assert key_filter("pdp11") is None
+
+
+@pytest.mark.parametrize("outer", [errno.EPERM, errno.ENOSYS])
+def test_key_syscalls_refused_by_an_outer_filter_are_no_setup_failure(outer):
+    """Inside a container engine's default seccomp profile the key syscalls already answer EPERM: a run must
+    still start (nothing can be added there) and add its own filter on top."""
+    _machine_numbers()
+    code = key_filter(os.uname().machine)
+    outer_code = code.replace(struct.pack("=I", SECCOMP_RET_ERRNO | errno.ENOSYS),
+                              struct.pack("=I", SECCOMP_RET_ERRNO | outer))
+    child = textwrap.dedent(f"""
+        import ctypes, sys
+        from benchsmith.evaluate.sandbox.zygote_keys import SockFprog, isolate_keyrings
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, as the sandbox sets it
+        code = {outer_code!r}
+        buf = ctypes.create_string_buffer(code, len(code))
+        prog = SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_char_p))
+        assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0
+        print(isolate_keyrings())
+    """)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == "seccomp\n", out.stderr[-1000:]
