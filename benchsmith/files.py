@@ -256,6 +256,15 @@ def write_tree(dest: str | os.PathLike, files: dict[str, str]) -> Path:
     return dest
 
 
+class DataFiles(dict):
+    """``{relative path: text}`` of configuration read as data, with the files that were passed over
+    (``skipped``: path, reason, detail), so that the builder records them instead of losing them silently."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skipped: list[tuple[str, Reason, str]] = []
+
+
 def read_data_files(
     repo: str | os.PathLike,
     wanted: Callable[[str], bool],
@@ -263,13 +272,13 @@ def read_data_files(
     prune: Callable[[str], bool] = lambda name: False,
     max_bytes: int = 1_000_000,
     max_files: int = 200,
-) -> dict[str, str]:
+) -> DataFiles:
     """``{relative path: text}`` of small regular files whose name ``wanted`` accepts (configuration read as
     data: tsconfig, go.mod ...).  Symlinks are never followed, oversized, non-UTF-8 and special files are skipped,
     directories in SKIP_DIRS or accepted by ``prune`` are not entered; walk order is sorted, so the result is
     deterministic."""
     root = Path(repo).resolve()
-    found: dict[str, str] = {}
+    found = DataFiles()
     # a directory that cannot be listed is passed over here: the snapshot's walk records it
     for dirpath, dirnames, filenames in _walk(root, lambda exc: None):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not prune(d)
@@ -280,15 +289,26 @@ def read_data_files(
             full = Path(dirpath) / name
             if unsafe_file_name(full.relative_to(root).as_posix()) is not None:
                 continue  # the snapshot records such a name; as configuration it is simply not read
+            rel = full.relative_to(root).as_posix()
             try:
                 st = os.lstat(full)
-                if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+                if not stat.S_ISREG(st.st_mode):
+                    continue  # a link or special file: the snapshot's vetting records it
+                if st.st_size > max_bytes:
+                    found.skipped.append((rel, Reason.CONFIG_TOO_LARGE,
+                                          f"configuration file of {st.st_size} bytes, over {max_bytes}: not read"))
                     continue
                 text = read_regular_file(full, max_bytes).decode("utf-8")
-            except (OSError, UnicodeDecodeError):
+            except UnicodeDecodeError:
+                found.skipped.append((rel, Reason.NOT_UTF8, "configuration file is not UTF-8: not read"))
                 continue
-            found[full.relative_to(root).as_posix()] = text.removeprefix("\ufeff")
+            except OSError as exc:
+                found.skipped.append((rel, Reason.UNREADABLE_PATH, f"configuration file not read: {exc.strerror}"))
+                continue
             if len(found) >= max_files:
+                found.skipped.append((rel, Reason.CONFIG_TOO_LARGE,
+                                      f"more than {max_files} configuration files: this one and later ones not read"))
                 return found
+            found[rel] = text.removeprefix("\ufeff")
     return found
 

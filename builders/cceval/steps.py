@@ -123,6 +123,8 @@ class Analyze(RepoStep):
     def process(self, repo: Repository) -> tuple[Reason, str] | None:
         analyzer = repo.analyzer
         repo.snap.configs = analyzer.read_configs(repo.checkout.path)
+        for path, reason, detail in getattr(repo.snap.configs, "skipped", ()):  # read_data_files' DataFiles
+            self.drop(f"{repo.name}/{path}", reason, detail, repo.name)
         work = repo.scratch / "analysis"
         work.mkdir()
         self.report(f"analysing ({analyzer.language} toolchain, 2 whole-tree runs)", 0, len(repo.snap.files),

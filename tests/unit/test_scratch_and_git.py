@@ -291,3 +291,20 @@ def test_plain_paths_are_those_tools_take_unquoted():
     assert plain_path("/data/out-1/python/.shards/scratch") and plain_path("/a/b_c+d=e,f@g%h~i")
     for bad in ("/data/my out", "/data/it's", '/data/"q"', "/data/back\\slash", "/data/tab\tx", "/data/caf\u00e9"):
         assert not plain_path(bad), bad
+
+
+def test_configuration_files_passed_over_are_listed_not_lost(tmp_path):
+    """A configuration file too large, not UTF-8 or past the file cap is not read, and says so (the build records
+    it as an exclusion) instead of vanishing."""
+    (tmp_path / "tsconfig.json").write_text("{}")
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "tsconfig.json").write_text("{" + " " * 2000 + "}")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "tsconfig.json").write_bytes(b"{\xff}")
+    got = read_data_files(tmp_path, lambda name: name == "tsconfig.json", max_bytes=1000)
+    assert dict(got) == {"tsconfig.json": "{}"}
+    assert sorted((p, r.value) for p, r, _ in got.skipped) == [("bad/tsconfig.json", "not_utf8"),
+                                                                ("big/tsconfig.json", "config_too_large")]
+    many = read_data_files(tmp_path, lambda name: name == "tsconfig.json", max_bytes=10_000, max_files=1)
+    assert len(many) == 1 and [r.value for _, r, _ in many.skipped] == ["not_utf8", "config_too_large"]
+    assert "more than 1 configuration files" in many.skipped[-1][2]
