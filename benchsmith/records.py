@@ -124,6 +124,8 @@ class Reason(StrEnum):
     GROUNDTRUTH_VOCABULARY_IN_FILE = "groundtruth_vocabulary_in_file"
     ECHOES_ENCLOSING_NAME = "echoes_enclosing_name"
     GROUNDTRUTH_VOCABULARY_WITH_IMPORTS = "groundtruth_vocabulary_with_imports"
+    PREDICTABLE_BY_ANALOGY = "predictable_by_analogy"
+    LOW_SURPRISAL = "low_surprisal"
     FIRST_NAME_IN_FILE = "first_name_in_file"
     # sampling (--max-per-repo): a kept example left out of the seeded sample
     SAMPLED_OUT = "sampled_out"
@@ -301,11 +303,15 @@ class ExampleMetadata(Record):
     # retrieval variants only: the 0-based [first, last] line of each crossfile_context chunk in its file (the
     # chunks themselves keep CrossCodeEval's three fields), which tells whether retrieval found the definition
     retrieved_lines: list[list[int]] | None = None
+    # {"surprisal": bits per groundtruth token under an n-gram model of the prompt, "screens": the model-free
+    # screens that fire on it} (builders/cceval/screens.py predictability), so a user can pick a stricter cut
+    predictability: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        if out.get("retrieved_lines") is None:
-            out.pop("retrieved_lines", None)
+        for key in ("retrieved_lines", "predictability"):
+            if out.get(key) is None:
+                out.pop(key, None)
         return out
 
 

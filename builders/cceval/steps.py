@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from benchsmith.analyzers.definitions import resolve_definitions
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import default_filters
-from benchsmith.builders.cceval.screens import profile_screens
+from benchsmith.builders.cceval.screens import PredictabilityScore, profile_screens
 from benchsmith.pipeline import DropLedger, Observer, Step
 from benchsmith.records import CompletionExample, Reason, RepoSpec, Stage
 
@@ -223,5 +223,6 @@ def cceval_steps(repo: Repository, ledger: DropLedger, observer: Observer | None
         *default_filters(cfg.example_filters, ledger),
         *profile_screens(cfg.screens, ledger),
         Sample(repo, ledger, observer),
+        PredictabilityScore(ledger),
         Retrieve(repo, ledger, observer),
     ]
