@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchsmith.archives import SourceError
-from benchsmith.files import SKIP_DIRS, FileLimits
+from benchsmith.files import SKIP_DIRS, FileLimits, RepoSnapshot
 from benchsmith.jsonio import AtomicWriter
 from benchsmith.records import Checkout, Reason, RepoSpec
 from benchsmith.registries.metadata import RegistryKind, RegistryRelease, RegistrySpec
@@ -102,7 +102,7 @@ def judge(cand: Candidate, reg: RegistrySpec, crit: CollectCriteria, scratch: Pa
                                   released_after=crit.filters.released_after)
     meta = Checkout(spec=RepoSpec(cand.source), name=pinned.repo_id(), path="", kind="registry",
                     created=rec.first_released, license=rec.license_spdx, release=rec)
-    verdict = check_repository(meta, _NoFiles(), dates_only)
+    verdict = check_repository(meta, RepoSnapshot(meta.name, root=None), dates_only)  # no file bound is set
     if verdict is None:
         co = materialise_registry(RepoSpec(cand.source), pinned, pinned.repo_id(), scratch / "src")
         analyzer = get_analyzer(crit.language)
@@ -127,15 +127,6 @@ def judge(cand: Candidate, reg: RegistrySpec, crit: CollectCriteria, scratch: Pa
         cand.kept = True
     else:
         cand.reason, cand.detail = str(verdict[0]), verdict[1]
-
-
-class _NoFiles:
-    """A snapshot stand-in for the date checks, which read no files (the file bounds are off in that config)."""
-
-    files: list = []
-
-    def total_bytes(self) -> int:
-        return 0
 
 
 def read_names(path: str, kind: RegistryKind) -> list[str]:
