@@ -5,6 +5,7 @@ the builds with real toolchains are in tests/integration/test_hostile_repos.py."
 from __future__ import annotations
 
 import ast
+import bz2
 import io
 import os
 import subprocess
@@ -181,7 +182,14 @@ def test_compressed_bomb_stops_without_decompressing_it(tmp_path):
     assert [p.name for p in root.iterdir()] == ["a.py"]
     assert [s.reason for s in skipped] == [Reason.ARCHIVE_MEMBER_TOO_LARGE, Reason.ARCHIVE_BUDGET_EXCEEDED]
     assert skipped[1].member == "" and "skipped members" in skipped[1].detail
-    assert elapsed < 1.0, elapsed  # stopped at the member's header: nothing of it was decompressed
+    # stopped at the member's header: nothing of it was decompressed.  Decompressing the archive, timed here on
+    # the same machine under the same load, is the yardstick (on a busy machine a fixed second is not)
+    start = time.monotonic()
+    with bz2.open(archive) as fh:
+        while fh.read(1 << 24):
+            pass
+    whole = time.monotonic() - start
+    assert elapsed < max(1.0, whole / 2), (elapsed, whole)
 
 
 def test_time_budget_ends_extraction_with_a_reason(tmp_path):
