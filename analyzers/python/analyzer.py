@@ -17,10 +17,11 @@ from benchsmith.analyzers.python.lines import LineNumbering, python_lines
 from benchsmith.analyzers.python.modules import UNPARSABLE, ModuleIndex
 from benchsmith.analyzers.python.pragmas import neutralise
 from benchsmith.analyzers.python.stubs import FileStubs, stub_file
+from benchsmith.analyzers.python.submodules import submodule_uses
 from benchsmith.analyzers.python.toolchain import (PYLINT_MESSAGES, diagnostics, message_path, run_pylint,
                                                    write_rcfile)
 from benchsmith.files import RepoSnapshot, SourceFile, write_tree
-from benchsmith.records import CrossFileRef, Exclusion, Reason, ReferenceKind, Stage
+from benchsmith.records import CrossFileRef, Definition, Exclusion, Reason, ReferenceKind, Stage
 from benchsmith.runner import ToolMissing
 
 Messages = list[dict]  # one pylint run's json2 messages
@@ -189,19 +190,28 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
         result.stats["refs"] = len(result.refs)
 
     def _scan_inherited(self, plan: PythonPlan, result: AnalysisResult) -> None:
-        """The inherited members pylint leaves unreported (a base it cannot infer), from the files' trees; a
-        place the diagnostics already gave keeps its ref."""
-        found = 0
+        """The uses pylint leaves unreported, from the files' trees: inherited members (a base it cannot
+        infer) and submodules reached through their package (``import pkg.sub``'s nested stub resolves them);
+        a place the diagnostics already gave keeps its ref."""
+        counts = {"inherited_from_scan": 0, "submodules_from_scan": 0}
+
+        def add(path: str, line: int, col: int, ref: CrossFileRef, stat: str) -> None:
+            ref.line, ref.column = plan.numbering.setdefault(path, LineNumbering(plan.texts[path])).to_lf(line, col)
+            if (path, ref.line, ref.column) not in plan.seen:
+                plan.seen.add((path, ref.line, ref.column))
+                result.refs.append(ref)
+                counts[stat] += 1
+
         for path in sorted(plan.stubbed):
-            numbering = plan.numbering.get(path) or LineNumbering(plan.texts[path])
             for use in inherited_uses(plan.index, path):
-                line, col = numbering.to_lf(use.line, use.column)
-                if (path, line, col) in plan.seen:
-                    continue
-                plan.seen.add((path, line, col))
-                found += 1
-                result.refs.append(CrossFileRef(
-                    path, line, col, use.member, use.base, use.declared.file, "ast",
+                add(path, use.line, use.column, CrossFileRef(
+                    path, use.line, use.column, use.member, use.base, use.declared.file, "ast",
                     f"{use.member!r} is declared in a base class in {use.declared.file}",
-                    ReferenceKind.INHERITED_MEMBER, use.declared.definition()))
-        result.stats["inherited_from_scan"] = found
+                    ReferenceKind.INHERITED_MEMBER, use.declared.definition()), "inherited_from_scan")
+            for sub in submodule_uses(plan.index, plan.stubbed[path]):
+                end = max(0, len(python_lines(plan.index.texts.get(sub.file, ""))) - 1)
+                add(path, sub.line, sub.column, CrossFileRef(
+                    path, sub.line, sub.column, sub.name, sub.package, sub.file, "ast",
+                    f"module {sub.module} reached through its package", ReferenceKind.MODULE_MEMBER,
+                    Definition(sub.file, 0, end, sub.name)), "submodules_from_scan")
+        result.stats.update(counts)

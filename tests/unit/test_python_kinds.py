@@ -58,6 +58,11 @@ def kinds(tmp_path_factory):
     ("app/tool_panel.py", "return self.|origin", K.INHERITED_MEMBER, "app/base_panel.py"),
     # ``pkg.`` | ``submodule.Name``: the package imports none of its submodules
     ("app/report.py", "app.|units.METRE", K.MODULE_MEMBER, "app/units.py"),
+    # ``import app.shapes.circle``: its stub nests the submodules, the scan finds them
+    ("app/report.py", "return app.|shapes.circle", K.MODULE_MEMBER, "app/shapes/__init__.py"),
+    ("app/report.py", "app.shapes.|circle.Circle(1)", K.MODULE_MEMBER, "app/shapes/circle.py"),
+    ("app/report.py", "app.shapes.circle.|Circle(1)", K.CONSTRUCTOR, "app/shapes/circle.py"),
+    ("app/report.py", "app.|units.INCH", K.MODULE_MEMBER, "app/units.py"),
     # re-exported by app/shapes/__init__.py, by name and by a star import
     ("app/report.py", "shapes.|Circle(3)", K.MODULE_MEMBER, "app/shapes/circle.py"),
     ("app/report.py", "shapes.|Square(2)", K.MODULE_MEMBER, "app/shapes/square.py"),
