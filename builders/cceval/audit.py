@@ -106,10 +106,18 @@ def _stats(values: list[int]) -> dict[str, float | int]:
 def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
     from benchsmith.builders.cceval.screens import PROFILES, SCREENS, judge_all, profile_drops
 
+    from benchsmith.builders.cceval.predictability import code_tokens, surprisal
+    from benchsmith.builders.cceval.screen_text import FileKnowledge
+
     per_screen: Counter[str] = Counter()
     per_profile: Counter[str] = Counter()
+    bits: list[float] = []
     for ex in examples:
         verdicts = judge_all(ex.prompt, ex.groundtruth, language.value, ex.right_context)
+        b = surprisal(code_tokens(ex.groundtruth, language.value),
+                      FileKnowledge.of(ex.prompt, language.value, ex.groundtruth + ex.right_context))
+        if b is not None:
+            bits.append(round(b, 3))
         for name, verdict in verdicts.items():
             per_screen[name.value] += verdict is not None
         for profile in PROFILES:
@@ -120,6 +128,10 @@ def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
                                  "share": _share(per_screen[name.value], n)} for name, cls in SCREENS.items()},
         "profiles": {p.value: {"screens": [s.value for s in PROFILES[p]], "drops": per_profile[p.value],
                                "share": _share(per_profile[p.value], n)} for p in PROFILES},
+        # the score of metadata.predictability: bits per groundtruth token under an n-gram model of the prompt
+        "surprisal": {**_stats(bits), "p10": sorted(bits)[int(0.1 * (len(bits) - 1) + 0.5)] if bits else 0,
+                      "histogram": {f"<={hi}" if hi else ">8": sum(1 for b in bits if lo < b <= (hi or 1e9))
+                                    for lo, hi in ((-1, 2), (2, 4), (4, 6), (6, 8), (8, 0))}},
     }
 
 
@@ -275,6 +287,9 @@ def print_report(report: dict, dest: Path | None = None, file=None) -> None:
         t.add_row(f"screen {name}", _pct(s["share"]), f"{s['drops']} would drop ({s['reason']})")
     for name, p in report["profiles"].items():
         t.add_row(f"profile {name}", _pct(p["share"]), ", ".join(p["screens"]) or "paper filters only")
+    if (sp := report.get("surprisal")) is not None:
+        t.add_row("surprisal (bits/token)", f"{sp['median']}", f"p10 {sp['p10']}, p90 {sp['p90']}; "
+                  + ", ".join(f"{k}: {v}" for k, v in sp["histogram"].items()))
     c = report["concentration"]
     t.add_row("top repository", _pct(c["top_repository_share"]), f"{c['top_repository']} (of {c['repository_count']})")
     t.add_row("top API", _pct(c["top_api_share"]), f"{c['top_api']} (of {c['api_count']})")

@@ -44,11 +44,15 @@ def test_each_profile_drops_what_its_screens_catch_with_their_reasons(builds):
     kept = {p: _ids(out / "python" / "line_completion.jsonl") for p, (out, _, _) in builds.items()}
     assert kept[ScreenProfile.NONE] == [*ALWAYS, VOCAB, FIRST, ECHO]
     assert kept[ScreenProfile.DEFAULT] == [*ALWAYS, FIRST]
-    assert kept[ScreenProfile.STRICT] == ALWAYS
+    assert kept[ScreenProfile.STRICT] == [*ALWAYS, FIRST]  # first_name is in no profile since issue 25
+    released = [json.loads(line) for line in
+                (builds[ScreenProfile.NONE][0] / "python" / "line_completion.jsonl").read_text().splitlines()]
+    score = {e["metadata"]["task_id"]: e["metadata"]["predictability"] for e in released}
+    assert "vocabulary" in score[VOCAB]["screens"] and "first_name" in score[FIRST]["screens"]
+    assert all(isinstance(s["surprisal"], float) for s in score.values())
     default = _excluded(builds[ScreenProfile.DEFAULT][0] / "python")
     assert default[VOCAB] == Reason.GROUNDTRUTH_VOCABULARY_IN_FILE.value
     assert default[ECHO] == Reason.ECHOES_ENCLOSING_NAME.value
-    assert _excluded(builds[ScreenProfile.STRICT][0] / "python")[FIRST] == Reason.FIRST_NAME_IN_FILE.value
     for profile, (out, cfg, summary) in builds.items():
         stats = json.loads((out / "python" / "stats.json").read_text())
         assert stats["screens"]["profile"] == profile.value
@@ -71,7 +75,7 @@ def test_the_same_profile_resumes_byte_identically_and_another_one_rebuilds(buil
     assert (fresh_out / "python" / "line_completion.jsonl").read_bytes() == before["line_completion.jsonl"]
     _, switched = _build(out, ScreenProfile.STRICT)
     assert not any(s.skipped for s in switched.shards)
-    assert _ids(out / "python" / "line_completion.jsonl") == ALWAYS
+    assert _ids(out / "python" / "line_completion.jsonl") == [*ALWAYS, FIRST]
 
 
 def test_cli_profile_flag_audit_and_card(tmp_path, capsys):
@@ -88,7 +92,8 @@ def test_cli_profile_flag_audit_and_card(tmp_path, capsys):
     for name, entry in audit["screens"].items():
         assert entry["drops"] == sum(v[next(k for k in v if k.value == name)] is not None for v in verdicts)
     assert audit["profiles"]["default"]["drops"] == sum(profile_drops(v, "default") is not None for v in verdicts) == 2
-    assert audit["profiles"]["strict"]["drops"] == 3
+    assert audit["profiles"]["strict"]["drops"] == 2
+    assert sum(audit["surprisal"]["histogram"].values()) == 5 and audit["surprisal"]["max"] > 0
     for mode in ("compat-cceval", "default"):
         assert audit["self_consistency"][mode] == {"em": 100.0, "es": 100.0, "violations": 0,
                                                    "violating_task_ids": []}
@@ -107,7 +112,7 @@ def test_cli_profile_flag_audit_and_card(tmp_path, capsys):
     assert main(["audit", str(out)]) == 0
     assert (lang_dir / "audit.json").read_bytes() == first
     printed = capsys.readouterr().out
-    assert "self-consistency (compat-cceval)" in printed and "top API" in printed
+    assert "self-consistency (compat-cceval)" in printed and "top API" in printed and "surprisal" in printed
     assert main(["audit", str(lang_dir / "line_completion.jsonl"), "-q"]) == 0
     assert main(["audit", str(tmp_path / "missing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
