@@ -31,7 +31,7 @@ COMMANDS: Registry[ModuleType] = Registry("command", {
     "generate": "generate completions with vLLM / transformers / HTTP",
     "screen": "drop examples a model completes from in-file context alone",
     "audit": "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths",
-    "collect": "pick packages from PyPI or npm that meet the paper's criteria; write a repos file of pinned sources",
+    "collect": "pick PyPI, npm or Debian packages that meet the paper's criteria; write a repos file of pinned sources",
     "score cceval": "score cross-file completions (EM, ES, identifier match)",
     "score humanext": "execute and score HumanExtension predictions",
 })

@@ -24,7 +24,7 @@ from typing import Any
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import DEFAULT_MEMORY_MB
-from benchsmith.builders.cceval.cost import CostMeter, cut_off, provenance, write_cost
+from benchsmith.builders.cceval.cost import COST_FILE, CostMeter, cut_off, provenance, write_cost
 from benchsmith.builders.cceval.filters import ExampleFilterConfig
 from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile
 from benchsmith.builders.cceval.steps import Repository, cceval_steps
@@ -230,8 +230,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     stats = {"repository": task.name, "status": summary.status, "examples": summary.examples,
              "files": summary.files, "dropped": dict(sorted(ledger.dropped.items())),
              "kept": dict(sorted(ledger.kept.items())),
-             "self_consistency": self_check, "cost": meter.stop(summary.examples),
-             "provenance": provenance(repo.checkout)}
+             "self_consistency": self_check, "provenance": provenance(repo.checkout)}
+    write_json(staging / COST_FILE, meter.stop(summary.examples))  # a measurement: kept out of stats.json
     fp = summary.fingerprint = shard_fingerprint(cfg, task.name, summary.identity, toolchain)
     # an unresolvable source never resumes: no DONE marker
     done = None if summary.identity is None else {
@@ -348,7 +348,7 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
-    write_cost(out, per_shard)  # measured times: a file of their own, so that stats.json stays reproducible
+    write_cost(out, shards, per_shard)  # measured times: a file of their own, so stats.json stays reproducible
     return stats
 
 

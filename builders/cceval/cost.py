@@ -1,8 +1,8 @@
 """What building a split cost, and where its code came from: per repository, the wall time, the CPU time of the
 build itself (this process: snapshot, parsing, cutting, retrieval) and of the toolchains it ran (reaped child
-processes: pylint, tsc, javac, mcs, go), and the registry release it was built from.  The cost is recorded in
-each shard's stats when the shard is built, so a resumed build reports what the shard cost when it was made, and
-written to ``<lang>/cost.json`` (per repository and the total) and the card.  Timings are measurements, different
+processes: pylint, tsc, javac, mcs, go), and the registry release it was built from.  The cost is written to the
+shard's ``cost.json`` when the shard is built, so a resumed build reports what the shard cost when it was made, and
+gathered into ``<lang>/cost.json`` (per repository and the total) and the card.  Timings are measurements, different
 for every fresh build of the same repositories: they have a file of their own, so that ``stats.json`` (like the
 splits) stays byte-identical across builds."""
 
@@ -57,11 +57,19 @@ def total_cost(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {**total, "repositories_measured": len(costs)}
 
 
-def write_cost(lang_dir: Path, shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
-    """``<lang>/cost.json`` from the shards' stats, in repository order."""
+def write_cost(lang_dir: Path, shards: list[Path], shard_stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """``<lang>/cost.json`` from each shard's ``cost.json`` (absent for a shard that failed), in repository order."""
+    import json
+
     from benchsmith.jsonio import write_json
 
-    rows = [{"repository": st.get("repository"), "cost": st.get("cost")} for st in shard_stats]
+    rows = []
+    for shard, st in zip(shards, shard_stats):
+        try:
+            cost = json.loads((Path(shard) / COST_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            cost = None
+        rows.append({"repository": st.get("repository"), "cost": cost if isinstance(cost, dict) else None})
     data = {"per_repository": rows, "total": total_cost(rows)}
     write_json(lang_dir / COST_FILE, data)
     return data

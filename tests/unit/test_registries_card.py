@@ -21,9 +21,13 @@ def test_card_states_registry_dates_licences_cut_off_and_cost(tmp_path):
             {"repository": "local", "status": "ok", "files": 3, "examples": 1, "excluded": 0, "provenance": None}]
     write_json(lang / "stats.json", {"dropped": {}, "per_repository": rows,
                                      "cut_off": {"created_after": None, "released_after": "2026-01-01"}})
-    shard_stats = [{"repository": "pypi-tabulate-0.10.0", "cost": cost_row(30.0, 6.0, 30.0, 7)},
-                   {"repository": "local", "cost": cost_row(5.0, 1.0, 0.0, 1)}, {"repository": "failed"}]
-    cost = write_cost(lang, shard_stats)
+    shards = [tmp_path / "shards" / n for n in ("a", "b", "c")]
+    for shard, row in zip(shards, (cost_row(30.0, 6.0, 30.0, 7), cost_row(5.0, 1.0, 0.0, 1), None)):
+        shard.mkdir(parents=True)
+        if row is not None:  # a failed shard has none
+            write_json(shard / "cost.json", row)
+    shard_stats = [{"repository": "pypi-tabulate-0.10.0"}, {"repository": "local"}, {"repository": "failed"}]
+    cost = write_cost(lang, shards, shard_stats)
     assert cost["total"]["examples"] == 8 and cost["total"]["repositories_measured"] == 2
     assert cost["total"]["examples_per_cpu_hour"] == round(8 * 3600 / 37.0, 1)
     text = write_card(tmp_path, ["build-ccEval"], {}).read_text()
