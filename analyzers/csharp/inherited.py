@@ -12,7 +12,7 @@ left out (it may be what the name means), as are type names and names behind a q
 
 from __future__ import annotations
 
-from benchsmith.analyzers.csharp.kinds import declared_names, field_of
+from benchsmith.analyzers.csharp.kinds import declared_names, field_of, in_error
 from benchsmith.analyzers.csharp.scan import CsFileInfo, CsType, _member_names
 from benchsmith.records import CrossFileRef, Definition, ReferenceKind
 
@@ -107,13 +107,24 @@ class InheritedFinder:
         self._chains[key] = out
         return out
 
-    def refs(self, path: str, root, idents, to_position) -> list[CrossFileRef]:
-        """``to_position(byte)``: the original (line, column) of a byte of the tree, None where the text differs."""
+    def refs(self, path: str, root, by_name: dict[str, list], classes: list, to_position) -> list[CrossFileRef]:
+        """``by_name``, ``classes``: the file's identifiers by text and its classes with a base list
+        (``kinds.identifiers_by_name``); ``to_position(byte, name)``: the original (line, column) of a byte of the
+        tree, None where the text differs there."""
         info = self.infos[path]
-        locals_ = None
         out: list[CrossFileRef] = []
         class_cache: dict[int, tuple[dict, frozenset[str]]] = {}
-        for n in idents:
+        reachable: set[str] = set()  # every name some class of the file inherits from a project base
+        for cls in classes:
+            got = class_cache[cls.id] = self._class_view(cls, path)
+            reachable.update(got[0])
+        names = sorted(reachable & by_name.keys())
+        if not names:
+            return out
+        locals_ = declared_names([n for name in names for n in by_name[name]])
+        for n in (n for name in names for n in by_name[name]):
+            if root.has_error and in_error(n):
+                continue
             unqualified = _value_place(n)
             if not unqualified and not _through_this(n):
                 continue
@@ -131,8 +142,6 @@ class InheritedFinder:
             if hit is None or name in own:
                 continue
             if unqualified:
-                if locals_ is None:
-                    locals_ = declared_names(idents)
                 if name in locals_ or name in info.local_names or self._lookup(name, path) is not None:
                     continue
             t, file = hit

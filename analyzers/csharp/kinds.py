@@ -23,6 +23,7 @@ declarations are looked up.  Positions are those of the preprocessed text, which
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from benchsmith import treesitter
 from benchsmith.analyzers.csharp.positions import positions
@@ -149,7 +150,7 @@ def classify(ident) -> tuple[ReferenceKind, bool] | None:
     return None
 
 
-def _in_error(node) -> bool:
+def in_error(node) -> bool:
     while node is not None:
         if node.type == "ERROR" or node.is_missing:
             return True
@@ -178,26 +179,43 @@ def identifiers(root) -> list:
     return list(QueryCursor(treesitter.query(GRAMMAR, "(identifier) @id")).captures(root).get("id", ()))
 
 
-def type_uses(idents, candidates: set[str]) -> list[tuple[object, TypeUse]]:
-    """(identifier node, use) for every identifier of ``idents`` whose text is in ``candidates`` and whose place
-    is a type use."""
-    out = []
-    shadowing: set[str] | None = None
-    for n in idents:
-        name = n.text.decode("utf-8", "replace")
-        if name not in candidates:
-            continue
-        got = classify(n)
-        if got is None or _in_error(n):
-            continue
-        kind, expression = got
-        if expression:
-            if shadowing is None:
-                shadowing = declared_names(idents)
-            if name in shadowing:
+_CLASS_KINDS = ("class_declaration", "record_declaration", "struct_declaration")
+
+
+@lru_cache(maxsize=1)
+def _file_query():
+    lang = treesitter.language(GRAMMAR)
+    return treesitter.query(GRAMMAR, "(identifier) @id " + " ".join(
+        f"({k} (base_list)) @c" for k in _CLASS_KINDS if lang.id_for_node_kind(k, True)))
+
+
+def identifiers_by_name(root) -> tuple[dict[str, list], list]:
+    """A file's identifier nodes by their text, each list in document order, and its class, record and struct
+    declarations with a base list (one query for both)."""
+    from tree_sitter import QueryCursor
+
+    caps = QueryCursor(_file_query()).captures(root)
+    out: dict[str, list] = {}
+    for n in caps.get("id", ()):
+        out.setdefault(n.text.decode("utf-8", "replace"), []).append(n)
+    return out, list(caps.get("c", ()))
+
+
+def type_uses(by_name: dict[str, list], candidates: set[str], errors: bool = True) -> list[tuple[object, TypeUse]]:
+    """(identifier node, use) for every identifier (``identifiers_by_name``) whose text is in ``candidates`` and
+    whose place is a type use; ``errors``: whether the tree has error nodes (none to look for otherwise)."""
+    found = []
+    for name in sorted(candidates & by_name.keys()):
+        for n in by_name[name]:
+            got = classify(n)
+            if got is None or (errors and in_error(n)):
                 continue
-        out.append((n, TypeUse(n.start_byte, name, kind, n.parent.type == "member_access_expression")))
-    return out
+            found.append((n, name, *got))
+    # a name read as a type in an expression is left out where a member, local or parameter has it
+    asked = {name for _, name, _, expression in found if expression}
+    shadowing = declared_names([n for name in sorted(asked) for n in by_name[name]])
+    return [(n, TypeUse(n.start_byte, name, kind, n.parent.type == "member_access_expression"))
+            for n, name, kind, expression in found if not (expression and name in shadowing)]
 
 
 Span = tuple[int, int]
@@ -234,8 +252,14 @@ def _member_names(m) -> list[str]:
     if n is not None and n.type == "identifier":
         return [n.text.decode("utf-8", "replace")]
     if m.type in ("field_declaration", "event_field_declaration"):
-        return [v.text.decode("utf-8", "replace") for v in identifiers(m)
-                if v.parent is not None and v.parent.type == "variable_declarator" and field_of(v) == "name"]
+        decl = next((c for c in m.named_children if c.type == "variable_declaration"), None)
+        out = []
+        for v in decl.named_children if decl is not None else ():
+            if v.type == "variable_declarator":
+                n = v.child_by_field_name("name") or next((c for c in v.children if c.type == "identifier"), None)
+                if n is not None:
+                    out.append(n.text.decode("utf-8", "replace"))
+        return out
     return []
 
 
@@ -283,7 +307,7 @@ class TypeRefFinder:
         # `[Foo]` names FooAttribute too
         candidates = names | {n[:-len("Attribute")] for n in names if n.endswith("Attribute") and len(n) > 9}
         root = self.tree(path).root_node
-        idents = identifiers(root)
+        by_name, classes = identifiers_by_name(root)
         chars = positions(text)
         orig_pos = positions(original)
 
@@ -292,19 +316,26 @@ class TypeRefFinder:
             return orig_pos.position(off) if original.startswith(name, off) else None
 
         out = []
-        for _, use in type_uses(idents, candidates & info.used):
-            t = resolve(use.name, path, info, self.by_ns, namespaces)
+        memo: dict[tuple[str, bool], CsType | None] = {}
+
+        def find(name: str, stubbable: bool = False) -> CsType | None:
+            key = (name, stubbable)
+            if key not in memo:
+                memo[key] = resolve(name, path, info, self.stubbable if stubbable else self.by_ns, namespaces)
+            return memo[key]
+
+        for _, use in type_uses(by_name, candidates & info.used, root.has_error):
+            t = find(use.name)
             if use.kind is ReferenceKind.ATTRIBUTE:
-                full = resolve(use.name + "Attribute", path, info, self.by_ns, namespaces)
-                t = full if full is not None else t
-            if use.qualifier and resolve(use.name, path, info, self.stubbable, namespaces) is not None:
+                t = find(use.name + "Attribute") or t
+            if use.qualifier and find(use.name, stubbable=True) is not None:
                 continue
             pos = to_position(use.start_byte, use.name) if t is not None and t.file != path else None
             if pos is None:
                 continue
             out.append(CrossFileRef(path, pos[0], pos[1], use.name, t.name, t.file, "scan",
                                     f"{use.kind.value} {t.fqn}", kind=use.kind, definition=self.definition(t)))
-        out += self.inherited.refs(path, root, [n for n in idents if not _in_error(n)], to_position)
+        out += self.inherited.refs(path, root, by_name, classes, to_position)
         return out
 
 

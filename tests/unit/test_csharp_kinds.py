@@ -81,7 +81,7 @@ def test_type_heritage_attribute_constructor_and_inherited_uses_at_their_names()
 def test_library_framework_and_shadowed_names_are_never_references():
     refs = _scan_refs(_texts())
     assert not [r for r in refs if r.symbol in EXTERNAL]
-    holder = [(r.line, r.symbol, r.kind) for r in refs if r.file == "Runtime/Holder.cs"]
+    holder = sorted((r.line, r.symbol, r.kind) for r in refs if r.file == "Runtime/Holder.cs")
     # `where T : QuestObjective` and the field's type `Kind`; not the nested NodeQuest the class declares, nor
     # `Kind.Side`, where the field Kind may be what the name means (Color Color)
     assert holder == [(2, "QuestObjective", K.TYPE), (4, "Kind", K.TYPE)]
