@@ -6,13 +6,16 @@ Each row times one class on this machine, single-threaded, in the parent (the sa
   following blank line from each line start);
 * decoding a forged record: a set of ints that all hash to 0 (the former decoder built it: quadratic);
 * a lambda that rebuilds a large set per element (now charged one step per element and refused);
+* a sum of unit fractions whose denominator grows with every term (now refused past 2**16 bits);
 * style classification of a 100k-term expression (the former classifier raised RecursionError: no report);
+* the CrossCodeEval scorer's Python statement cut on 30k blank lines after an unfinished statement;
 * output held by ``score humanext`` for programs that print megabytes: before, every run's stdout/stderr until
   judging; now each run is judged as it ends and only a 64 KiB tail of stderr is kept.
 
     .venv/bin/python bench/judge_bounds.py [--former] [--programs 24]
 
-``--former`` also times the former algorithms (the extraction alone takes tens of seconds).
+``--former`` also times the former algorithms (the extraction alone takes tens of seconds); for the sum of
+fractions, which the judge did not accept before, the unguarded builtin ``sum``.
 """
 
 from __future__ import annotations
@@ -66,9 +69,26 @@ def main(argv: list[str] | None = None) -> int:
     now, out = timed(lambda: JV.SafeEval({0: big}.__getitem__).eval(expr))
     rows.append(("set() of 20k elements per element", now, None, out))
 
+    import fractions
+
+    primes = [p for p in range(2, 500_000) if all(p % d for d in range(2, int(p ** 0.5) + 1))][:38_000]
+    unit_fractions = [fractions.Fraction(1, p) for p in primes]
+    expr = ast.parse("sum(_bs_call_0) == 1", mode="eval").body
+    now, out = timed(lambda: JV.SafeEval({0: unit_fractions}.__getitem__).eval(expr))
+    before = timed(lambda: sum(unit_fractions))[0] if args.former else None
+    rows.append(("sum of 1/p over 38,000 primes", now, before, out))
+
     deep = "def f(x):\n    return " + "+".join(["x"] * 100_000) + "\n"
     now, out = timed(lambda: classify_source(deep, "f", "g").style.value)
     rows.append(("style of a 100k-term expression", now, None, out))
+
+    from benchsmith.evaluate.cceval.scoring import Language, Mode, score_example
+
+    for mode in Mode:  # the CrossCodeEval scorer's Python statement cut (before: 16-25 s default, >10 min compat)
+        completion = "join(\n" + "\n" * 30_000
+        now, out = timed(lambda: score_example("t", "import os\ny = os.path.", "join(x)\n", completion,
+                                                Language.PYTHON, mode).es)
+        rows.append((f"cceval {mode.value}, 30k blank lines", now, None, f"es {out}"))
 
     print(f"{'class':<42}{'now s':>8}{'former s':>10}   result")
     for name, now, before, out in rows:

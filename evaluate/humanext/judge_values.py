@@ -147,6 +147,7 @@ def _bounded_range(*args: Any) -> range:
 
 
 def _guard_size(value: Any) -> Any:
+    _fraction_size(value)
     if isinstance(value, (str, bytes, list, tuple, set, frozenset, dict)) and len(value) > SEQ_LIMIT:
         raise EvalError(f"intermediate value of {len(value)} elements")
     return value
@@ -168,6 +169,24 @@ def _pow(a: Any, b: Any) -> Any:
         if size * abs(b) > 1 << 16:
             raise EvalError("power too large")
     return a ** b
+
+
+def _fraction_size(value: Any) -> None:
+    if type(value) is fractions.Fraction and max(abs(value.numerator), value.denominator).bit_length() > 1 << 16:
+        raise EvalError("fraction too large")
+
+
+def _sum(items: Iterable[Any], start: Any = 0) -> Any:
+    """``sum``; over Fractions added one at a time with a size check (1/p for 40k primes would grow a
+    denominator of 200k digits, every addition a slower gcd), otherwise the builtin's own result."""
+    items = list(items)
+    if type(start) is not fractions.Fraction and not any(type(x) is fractions.Fraction for x in items):
+        return sum(items, start)
+    total = start
+    for x in items:
+        total = total + x
+        _fraction_size(total)
+    return total
 
 
 def _set(items: Iterable[Any] = ()) -> set:
@@ -217,7 +236,7 @@ _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
 # pure builtins over plain data; everything that makes a collection is size-checked after the call
 _FUNCS: dict[str, Callable[..., Any]] = {
     "abs": abs, "round": round, "len": len, "list": list, "tuple": tuple, "set": _set, "frozenset": _frozenset,
-    "sorted": sorted, "sum": sum, "min": min, "max": max, "map": map, "filter": filter, "str": str, "int": int,
+    "sorted": sorted, "sum": _sum, "min": min, "max": max, "map": map, "filter": filter, "str": str, "int": int,
     "float": float, "bool": bool, "dict": _dict, "reversed": reversed, "enumerate": enumerate, "zip": zip,
     "any": any, "all": all, "range": _bounded_range, "repr": repr, "chr": chr, "ord": ord, "divmod": divmod,
 }

@@ -113,6 +113,12 @@ def test_exact_numbers_stay_bounded():
         with pytest.raises(JV.EvalError):
             JV.decode(bad)
     assert JV.decode({"decimal": "NaN"}).is_nan() and isinstance(JV.decode({"decimal": "-0"}), decimal.Decimal)
+    # 1/p over the first 6000 primes: the sum's denominator outgrows any honest answer long before the end
+    primes = [p for p in range(2, 60_000) if all(p % d for d in range(2, int(p ** 0.5) + 1))][:6000]
+    with pytest.raises(JV.EvalError, match="fraction too large"):
+        _eval("sum(_bs_call_0) == 1", {0: [fractions.Fraction(1, p) for p in primes]})
+    assert _eval("sum(_bs_call_0)", {0: [fractions.Fraction(1, 2)] * 4}) == 2  # control
+    assert _eval("sum(_bs_call_0, 0.5)", {0: [0.1] * 10}) == sum([0.1] * 10, 0.5)  # floats: the builtin's sum
 
 
 # ------------------------------------------------------------------------------------------------- the sandbox
