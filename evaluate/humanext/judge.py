@@ -6,8 +6,11 @@ the assertions over their results.  The call arguments are evaluated here, by a 
 plain data and a few pure builtins (``SafeEval``), and sent to the sandbox; the sandboxed run
 (``judge_harness.py``) calls the candidate on each input and sends back what it returned, as plain data
 (None/bool/int/float/complex/str/bytes/list/tuple/dict/set/frozenset, checked with exact types: an ``int``
-subclass with an ``__eq__`` that is always true is not plain data and fails; ``OrderedDict``/``defaultdict``,
-which compare with a dict as a dict does, travel as dicts).  ``judge`` then evaluates every
+subclass with an ``__eq__`` that is always true is not plain data and fails).  Values of well-known types travel as
+the plain data the tests' ``==`` compares them as, taken apart by structure in the harness: ``OrderedDict``,
+``defaultdict`` and ``Counter`` as dicts, namedtuples (no class of theirs defining a comparison or hash) as tuples,
+numpy scalars and 0-d arrays as their ``item()``, ``Decimal``/``Fraction`` exactly (tagged, rebuilt here); a type
+whose equality or hashing the candidate defines is still not plain data.  ``judge`` then evaluates every
 assertion *here*, with each candidate call replaced by the decoded value, in the tests' order: the first
 assertion that is false, or whose call raised, decides the verdict, as the original ``assert`` would.
 
@@ -15,6 +18,10 @@ So the expected values never enter the sandbox (a program can read its own sourc
 not in either), and nothing the program prints, how it exits, or what runs at exit changes a verdict.
 Comparison is the original assertion's: ``==`` on plain data, so ``1 == 1.0`` and ``[0.1 + 0.2] != [0.3]``, and
 a NaN never equals anything (a test that expects NaN with ``==`` fails for every program, as it did before).
+
+Everything here is bounded (record sizes and nesting, hash collisions in sets and dicts, steps charged per
+element visited, sizes of numbers), and a run whose results still break judging gets the ``judge_error`` verdict,
+recorded with what broke, never an exception that would lose the report.
 
 Tests of another shape (statements other than asserts in ``check``, helpers, names the evaluator does not know)
 are not judgeable here: ``plan_tests`` says why, and the caller runs them the old way (exit status + marker),
