@@ -57,6 +57,19 @@ for _seq in _SEQUENCES:
         _NEXT[_b] = _NEXT.get(_b, frozenset()) | {_a}
 
 
+def _named(word: str, near: set[str]) -> bool:
+    """``word`` or its singular/plural is among ``near`` (``fields`` after a loop over ``field``)."""
+    return word in near or word.removesuffix("s") in near or word + "s" in near
+
+
+def _kept_most(old: str, new: str) -> bool:
+    """A substituted token keeps at least as many of its sub-words as it changes (testMethodInt -> testMethodObject,
+    not add -> remove)."""
+    a, b = subwords(old), subwords(new)
+    same = sum(1 for x, y in zip(a, b) if x == y)
+    return len(a) == len(b) and same >= len(a) - same
+
+
 def _sequence_step(old: str, new: str) -> bool:
     if new in _NEXT.get(old, ()):
         return True
@@ -126,7 +139,7 @@ class AnalogyFinder:
         if not changed or len(changed) > 2:
             return False
         near = self.near_subwords() if new.kind is Tok.IDENT else self.cursor_line_subwords()
-        return all(y in near or _sequence_step(x, y) for x, y in changed)
+        return all(_named(y, near) or _sequence_step(x, y) for x, y in changed)
 
     def find(self, tokens: list[Token]) -> Analogy | None:
         idx, known = self.known.index, self.known
@@ -160,9 +173,10 @@ class AnalogyFinder:
                 elif prev != new.text:
                     ok = False
                     break
-            # A substitution must leave most of the statement as it was: a one-token groundtruth that only
-            # shares its anchor with an earlier one is no pattern.
-            if ok and len(subs) * 2 <= sum(1 for t in tokens if t.kind in _KINDS):
+            # A substitution must leave most of the statement, or of each token it changes, as it was: a one-token
+            # groundtruth that only shares its anchor with an earlier one is no pattern.
+            if ok and (len(subs) * 2 <= sum(1 for t in tokens if t.kind in _KINDS)
+                       or all(_kept_most(a, b) for a, b in subs.items())):
                 line = _line_of(idx.line_starts, code[j].start)
                 return Analogy(line, tuple(subs.items()))
         return None

@@ -275,8 +275,7 @@ class ScreenProfile(StrEnum):
 
 PROFILES: dict[ScreenProfile, tuple[ScreenName, ...]] = {
     ScreenProfile.NONE: (),
-    ScreenProfile.DEFAULT: (ScreenName.COPY, ScreenName.VOCABULARY, ScreenName.ECHO, ScreenName.ANALOGY,
-                            ScreenName.IMPORTED_VOCABULARY),
+    ScreenProfile.DEFAULT: (ScreenName.COPY, ScreenName.VOCABULARY, ScreenName.ECHO, ScreenName.ANALOGY),
     ScreenProfile.STRICT: (ScreenName.COPY, ScreenName.VOCABULARY, ScreenName.ECHO, ScreenName.ANALOGY,
                            ScreenName.IMPORTED_VOCABULARY, ScreenName.SURPRISAL),
 }

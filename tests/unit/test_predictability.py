@@ -87,6 +87,18 @@ def test_an_earlier_api_use_does_not_explain_a_new_method_or_new_data():
 
 def test_a_one_token_groundtruth_that_only_shares_its_anchor_is_no_pattern():
     assert _analogy("a.first();\nb.", "second();") is None
+    # ... but one that keeps most of the earlier name is (the cursor's line names the new part)
+    prompt = "int intValue = proxy.testMethodInt();\nReturnObject objectValue = proxy."
+    assert _analogy(prompt, "testMethodObject();") is not None
+    assert _analogy(prompt, "otherMethodObject();") is None  # two of three parts changed
+
+
+def test_a_plural_counts_as_its_singular():
+    prompt = ("for (Method method : methods) doc.methods.put(name, str);\n"
+              "for (Field field : fields) {\n  String name = field.name;\n  doc.")
+    assert _analogy(prompt, "fieldz.put(name, str);") is None
+    prompt = prompt.replace("for (Field field : fields)", "for (Field field : all)")
+    assert "fields" not in prompt and _analogy(prompt, "fields.put(name, str);") is not None
 
 
 def test_delegation_under_the_enclosing_name():
