@@ -106,3 +106,9 @@ def test_fresh_split_end_to_end(cache, tmp_path, monkeypatch):
     assert main(build) == 0
     after = {p.name: p.read_bytes() for p in (out / "python").glob("*.json*")}
     assert after == before
+    # a fresh build of the same repos file elsewhere (from the cache, still no request): the same split and stats;
+    # only the measured cost differs
+    other = tmp_path / "other"
+    assert main([*build[:7], str(other), *build[8:], "--no-card"]) == 0
+    for name in ("line_completion.jsonl", "excluded.jsonl", "stats.json"):
+        assert (other / "python" / name).read_bytes() == before[name], name
