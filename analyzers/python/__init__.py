@@ -4,7 +4,9 @@ Each file's project imports are replaced, in place, by empty classes bound to th
 (``stubs``); one pylint process lints the whole original tree and one the whole stubbed tree, with our own
 rcfile and no plugins (``toolchain``); a stubbed tree keeps a line map back to the original so diagnostics of
 both runs are compared in original coordinates, and each new one is attributed to the import it came from
-(``attribution``), in benchsmith's line numbering (``lines``).  ``modules`` is the repository as Python sees it.
+(``attribution``), in benchsmith's line numbering (``lines``).  ``modules`` is the repository as Python sees it
+(namespace packages included); ``kinds`` labels each use and walks class chains, ``inherited`` and ``submodules``
+scan the trees for the uses pylint leaves unreported, ``pragmas`` makes the repository's pylint pragmas inert.
 """
 
 from benchsmith.analyzers.python.analyzer import PythonAnalyzer, PythonPlan
