@@ -49,6 +49,8 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
         names = {symbol}
         # An aliased import (`from m import a as b`, `import { a as b }`) uses b; the defining file declares a.
         names.update(re.findall(rf"\b(\w+)\s+as\s+{re.escape(symbol)}\b", text))
+        if meta.get("reference_kind") == "attribute":
+            names.add(symbol + "Attribute")  # C#: `[Foo]` names the class FooAttribute
         assert any(re.search(rf"\b{re.escape(n)}\b", definition) for n in names), (meta["task_id"], symbol, defining)
     check_self_consistency(examples)
     return examples
