@@ -58,7 +58,9 @@ def fetch_artifact(rec: RegistryRelease) -> Path:
     hit = cache.cached_artifact(rec.digest, rec.artifact_name)
     if hit is not None:
         return hit
-    data = fetch_bytes(rec.artifact_url, MAX_ARTIFACT_BYTES)
+    # no more than the registry said it would be (when it said), and never more than the artifact cap
+    limit = MAX_ARTIFACT_BYTES if not rec.size or rec.size < 0 else min(rec.size, MAX_ARTIFACT_BYTES)
+    data = fetch_bytes(rec.artifact_url, limit)
     return cache.store_artifact(data, rec.digest, rec.artifact_name, f"{rec.source()} ({rec.artifact_name})")
 
 
