@@ -6,6 +6,7 @@ cannot be reached from here."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,31 @@ def test_fresh_split_end_to_end(cache, tmp_path, monkeypatch):
     assert main([*build[:7], str(other), *build[8:], "--no-card"]) == 0
     for name in ("line_completion.jsonl", "excluded.jsonl", "stats.json"):
         assert (other / "python" / name).read_bytes() == before[name], name
+
+
+def test_debian_source_resolves_through_the_signed_index(cache, tmp_path):
+    """InRelease (gpgv, Debian's keyring) -> Sources.xz -> the .orig and .debian tarballs, every step digest-checked;
+    the issue's example source, with its #SUBDIR."""
+    import shutil
+
+    from benchsmith.records import RepoSpec
+    from benchsmith.registries import debian
+    from benchsmith.sources import materialise
+
+    if shutil.which("gpgv") is None or not debian.KEYRING.is_file():
+        pytest.skip(f"gpgv or {debian.KEYRING} is not installed: Debian's signature cannot be checked here")
+    try:
+        debian.fetch_bytes(f"{debian.MIRROR}/dists/{debian.SUITE}/InRelease", 4 * 1024 * 1024)
+    except SourceError as exc:
+        pytest.skip(f"Debian mirror not reachable from here: {exc.detail}")
+    try:
+        co = materialise(RepoSpec("debian:thrift=0.17.0-2#lib/netstd/Thrift"), tmp_path / "w")
+    except SourceError as exc:
+        if exc.reason is Reason.SOURCE_NOT_FOUND and "HTTP 404" in exc.detail:
+            pytest.skip(f"this mirror does not carry thrift's tarballs: {exc.detail}")
+        raise
+    rec = co.release
+    assert co.path.endswith("thrift-0.17.0/lib/netstd/Thrift") and any(Path(co.path).rglob("*.cs"))
+    assert (rec.released[:10], rec.first_released[:10], rec.license_spdx) == ("2022-09-28", "2015-03-21",
+                                                                                "Apache-2.0")
+    assert rec.digest == "sha256:f5888bcd3b8de40c2c2ab86896867ad9b18510deb412cba3e5da76fb4c604c29"
