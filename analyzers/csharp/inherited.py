@@ -12,6 +12,8 @@ left out (it may be what the name means), as are type names and names behind a q
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from benchsmith.analyzers.csharp.kinds import declared_names, field_of, in_error
 from benchsmith.analyzers.csharp.scan import CsFileInfo, CsType, _member_names
 from benchsmith.records import CrossFileRef, Definition, ReferenceKind
@@ -53,6 +55,12 @@ def _through_this(n) -> bool:
         return False
     e = p.child_by_field_name("expression")
     return e is not None and e.type in _THIS
+
+
+@dataclass(frozen=True)
+class Reachable:
+    views: dict  # class node id -> (inherited member -> (declaring type, its file), the class's own member names)
+    names: frozenset[str]  # every member name some class of the file inherits from a project base
 
 
 class InheritedFinder:
@@ -107,18 +115,19 @@ class InheritedFinder:
         self._chains[key] = out
         return out
 
-    def refs(self, path: str, root, by_name: dict[str, list], classes: list, to_position) -> list[CrossFileRef]:
-        """``by_name``, ``classes``: the file's identifiers by text and its classes with a base list
-        (``kinds.identifiers_by_name``); ``to_position(byte, name)``: the original (line, column) of a byte of the
+    def reachable(self, path: str, classes: list) -> "Reachable":
+        """The classes of a file (``kinds.classes_with_bases``) with what each inherits from project bases."""
+        views = {cls.id: self._class_view(cls, path) for cls in classes}
+        return Reachable(views, frozenset(m for chain, _ in views.values() for m in chain))
+
+    def refs(self, path: str, root, by_name: dict[str, list], reach: "Reachable", to_position) -> list[CrossFileRef]:
+        """``by_name``: the file's identifiers of the names in ``reach.names``, by name
+        (``kinds.identifiers_named``); ``to_position(byte, name)``: the original (line, column) of a byte of the
         tree, None where the text differs there."""
         info = self.infos[path]
         out: list[CrossFileRef] = []
-        class_cache: dict[int, tuple[dict, frozenset[str]]] = {}
-        reachable: set[str] = set()  # every name some class of the file inherits from a project base
-        for cls in classes:
-            got = class_cache[cls.id] = self._class_view(cls, path)
-            reachable.update(got[0])
-        names = sorted(reachable & by_name.keys())
+        class_cache = dict(reach.views)
+        names = sorted(reach.names & by_name.keys())
         if not names:
             return out
         locals_ = declared_names([n for name in names for n in by_name[name]])

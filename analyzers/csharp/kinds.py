@@ -22,6 +22,7 @@ declarations are looked up.  Positions are those of the preprocessed text, which
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -183,26 +184,39 @@ _CLASS_KINDS = ("class_declaration", "record_declaration", "struct_declaration")
 
 
 @lru_cache(maxsize=1)
-def _file_query():
+def _classes_query():
     lang = treesitter.language(GRAMMAR)
-    return treesitter.query(GRAMMAR, "(identifier) @id " + " ".join(
-        f"({k} (base_list)) @c" for k in _CLASS_KINDS if lang.id_for_node_kind(k, True)))
+    return treesitter.query(GRAMMAR, " ".join(f"({k} (base_list)) @c" for k in _CLASS_KINDS
+                                              if lang.id_for_node_kind(k, True)))
 
 
-def identifiers_by_name(root) -> tuple[dict[str, list], list]:
-    """A file's identifier nodes by their text, each list in document order, and its class, record and struct
-    declarations with a base list (one query for both)."""
+def classes_with_bases(root) -> list:
+    """A file's class, record and struct declarations with a base list."""
     from tree_sitter import QueryCursor
 
-    caps = QueryCursor(_file_query()).captures(root)
+    return list(QueryCursor(_classes_query()).captures(root).get("c", ()))
+
+
+def identifiers_named(text: str, root, names: set[str]) -> dict[str, list]:
+    """The identifier nodes of ``root`` (the tree of ``text``) whose text is one of ``names``, by name, each list
+    in document order: the names are found in the text and each occurrence looked up in the tree (one in a comment
+    or a string is no identifier), which costs by the occurrences instead of by every identifier of the file."""
     out: dict[str, list] = {}
-    for n in caps.get("id", ()):
-        out.setdefault(n.text.decode("utf-8", "replace"), []).append(n)
-    return out, list(caps.get("c", ()))
+    if not names:
+        return out
+    chars = positions(text)
+    pattern = re.compile(r"(?<![\w@])(?:" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+                         + r")(?!\w)")
+    for m in pattern.finditer(text):
+        start, end = chars.to_byte(m.start()), chars.to_byte(m.end())
+        n = root.descendant_for_byte_range(start, end)
+        if n is not None and n.type == "identifier" and n.start_byte == start and n.end_byte == end:
+            out.setdefault(m.group(0), []).append(n)
+    return out
 
 
 def type_uses(by_name: dict[str, list], candidates: set[str], errors: bool = True) -> list[tuple[object, TypeUse]]:
-    """(identifier node, use) for every identifier (``identifiers_by_name``) whose text is in ``candidates`` and
+    """(identifier node, use) for every identifier (``identifiers_named``) whose text is in ``candidates`` and
     whose place is a type use; ``errors``: whether the tree has error nodes (none to look for otherwise)."""
     found = []
     for name in sorted(candidates & by_name.keys()):
@@ -307,7 +321,9 @@ class TypeRefFinder:
         # `[Foo]` names FooAttribute too
         candidates = names | {n[:-len("Attribute")] for n in names if n.endswith("Attribute") and len(n) > 9}
         root = self.tree(path).root_node
-        by_name, classes = identifiers_by_name(root)
+        classes = classes_with_bases(root)
+        inherited = self.inherited.reachable(path, classes)
+        by_name = identifiers_named(text, root, (candidates | set(inherited.names)) & info.used)
         chars = positions(text)
         orig_pos = positions(original)
 
@@ -335,7 +351,7 @@ class TypeRefFinder:
                 continue
             out.append(CrossFileRef(path, pos[0], pos[1], use.name, t.name, t.file, "scan",
                                     f"{use.kind.value} {t.fqn}", kind=use.kind, definition=self.definition(t)))
-        out += self.inherited.refs(path, root, by_name, classes, to_position)
+        out += self.inherited.refs(path, root, by_name, inherited, to_position)
         return out
 
 
