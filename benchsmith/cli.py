@@ -25,6 +25,7 @@ COMMANDS: Registry[ModuleType] = Registry("command", {
     "collect": "benchsmith.collect",
     "score cceval": "benchsmith.evaluate.cceval.command",
     "score humanext": "benchsmith.evaluate.humanext.command",
+    "report formats": "benchsmith.evaluate.cceval.report_formats",
 }, notes={
     "build cceval": "build a CrossCodeEval-style cross-file completion split",
     "build humanext": "build HumanExtension prompt variants",
@@ -34,6 +35,7 @@ COMMANDS: Registry[ModuleType] = Registry("command", {
     "collect": "pick PyPI, npm or Debian packages that meet the paper's criteria; write a repos file of pinned sources",
     "score cceval": "score cross-file completions (EM, ES, identifier match)",
     "score humanext": "execute and score HumanExtension predictions",
+    "report formats": "CrossCodeEval scores of one model per prompt format and context placement, side by side",
 })
 
 

@@ -19,12 +19,16 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchsmith.evaluate.generation.base import GenerationRequest, backend_names
+from benchsmith.evaluate.generation.formats import (
+    InputError,
+    _field,
+    add_format_arguments,
+    postprocess,
+    prompt_parts,
+    prompt_settings,
+)
 
 CHUNK = 64  # requests per backend call: progress granularity, and how much work the cache saves on a crash
-
-
-class InputError(ValueError):
-    pass
 
 
 @dataclass
@@ -38,17 +42,7 @@ class Task:
     stage1_task_id: str | None = None
     program_prefix: str | None = None  # step_by_step stage 1: the code the completion continues
     where: str = ""
-
-
-def _field(obj: dict, name: str, kind: type, where: str, required: bool = True) -> Any:
-    if name not in obj or obj[name] is None:
-        if required:
-            raise InputError(f"{where}: missing field {name!r}")
-        return None
-    value = obj[name]
-    if not isinstance(value, kind):
-        raise InputError(f"{where}: field {name!r} must be {kind.__name__}, got {type(value).__name__}")
-    return value
+    parts: Any = None  # CrossCodeEval records: layout.PromptParts (prefix, suffix, retrieved files)
 
 
 def parse_task(obj: dict, where: str) -> Task:
@@ -62,7 +56,12 @@ def parse_task(obj: dict, where: str) -> Task:
             if not isinstance(ctx, dict):
                 raise InputError(f"{where}: field 'crossfile_context' must be an object")
             text = _field(ctx, "text", str, where + " crossfile_context", required=False)
-        return Task(task_id, prompt, crossfile_text=text, where=where)
+        try:
+            parts: Any = prompt_parts(obj, prompt, text, where)
+        except InputError as exc:
+            # only fill-in-the-middle and repository prompts read these fields; a left-to-right run stays as it was
+            parts = exc
+        return Task(task_id, prompt, crossfile_text=text, where=where, parts=parts)
     task_id = _field(obj, "task_id", str, where)
     prompt = _field(obj, "prompt", str, where)
     stop = _field(obj, "stop", list, where, required=False) or []
@@ -111,6 +110,10 @@ class GenerateOptions:
     max_prompt_tokens: int | None = None
     crossfile_max_tokens: int = 512
     extra_stop: tuple[str, ...] = ()
+    # CrossCodeEval records: a layout.PromptSettings chosen on the command line (None: today's prompt, nothing
+    # recorded) and the post-processing rules (postprocess.Rule) applied to every completion
+    prompt: Any = None
+    postprocess: tuple = ()
 
 
 def prompt_budget(backend, opts: GenerateOptions) -> int | None:
@@ -124,16 +127,29 @@ def prompt_budget(backend, opts: GenerateOptions) -> int | None:
 
 
 def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
-                   advance: Callable[[int], None] | None = None) -> dict[int, list[str]]:
-    """Completions for every task (index -> n texts).  Stage-2 step_by_step tasks run after their stage 1."""
+                   advance: Callable[[int], None] | None = None,
+                   metadata: dict[int, list[dict]] | None = None) -> dict[int, list[str]]:
+    """Completions for every task (index -> n texts).  Stage-2 step_by_step tasks run after their stage 1.
+
+    With ``opts.prompt`` set, CrossCodeEval prompts follow its layout, completions pass ``opts.postprocess``, and
+    ``metadata`` (when given) receives, per task index, one record per sample of how its prediction was made."""
     from benchsmith.evaluate.generation.prompting import assemble
 
     tokenizer = backend.tokenizer()
     budget = prompt_budget(backend, opts)
     by_id = {t.task_id: i for i, t in enumerate(tasks)}
     out: dict[int, list[str]] = {}
+    built: dict[int, Any] = {}
 
     def request(task: Task, prompt: str, n: int, seed: int | None) -> GenerationRequest:
+        if opts.prompt is not None and task.parts is not None and task.template is None:
+            from benchsmith.evaluate.generation.layout import build_prompt
+
+            if isinstance(task.parts, InputError):
+                raise task.parts
+            b = built[id(task)] = build_prompt(task.parts, opts.prompt, tokenizer, budget)
+            return GenerationRequest(prompt=b.text, max_new_tokens=opts.max_new_tokens, temperature=opts.temperature,
+                                     top_p=opts.top_p, n=n, seed=seed, stop=tuple(task.stop) + opts.extra_stop)
         ctx = task.crossfile_text if opts.crossfile_context else None
         text = assemble(prompt, ctx, tokenizer, budget, opts.crossfile_max_tokens).text
         return GenerationRequest(prompt=text, max_new_tokens=opts.max_new_tokens, temperature=opts.temperature,
@@ -153,6 +169,9 @@ def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
     reqs = [request(tasks[i], tasks[i].prompt, opts.n, seed_of(tasks[i])) for i in first]
     for i, texts in zip(first, run(first, reqs)):
         out[i] = texts
+        b = built.get(id(tasks[i]))
+        if b is not None:
+            out[i] = postprocess(tasks[i], b, texts, opts, metadata.setdefault(i, []) if metadata is not None else None)
 
     second = [i for i, t in enumerate(tasks) if t.template is not None]
     if second:
@@ -174,14 +193,19 @@ def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
     return out
 
 
-def write_predictions(path: str | Path, tasks: Sequence[Task], preds: dict[int, list[str]]) -> int:
+def write_predictions(path: str | Path, tasks: Sequence[Task], preds: dict[int, list[str]],
+                      metadata: dict[int, list[dict]] | None = None) -> int:
     from benchsmith.jsonio import AtomicWriter
 
     n = 0
     with AtomicWriter(path) as w:
         for i, task in enumerate(tasks):
-            for text in preds[i]:
-                w.write_record({"task_id": task.task_id, "pred": text})
+            meta = (metadata or {}).get(i) or []
+            for k, text in enumerate(preds[i]):
+                rec: dict[str, Any] = {"task_id": task.task_id, "pred": text}
+                if k < len(meta):
+                    rec["metadata"] = meta[k]
+                w.write_record(rec)
                 n += 1
     return n
 
@@ -245,6 +269,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="total prompt tokens (default: the model's context window minus --max-new-tokens)")
     b.add_argument("--crossfile-max-tokens", type=int, default=512,
                    help="tokens for the cross-file context, cut on the right (default 512, as CrossCodeEval)")
+    b.add_argument("--suffix-max-tokens", type=int,
+                   help="fim: tokens for the suffix (right_context), cut on the right (default: no own budget)")
+    add_format_arguments(p)
     add_backend_arguments(p)
 
 
@@ -262,14 +289,20 @@ def run(args: argparse.Namespace) -> int:
         GenerationRequest(prompt="", max_new_tokens=opts.max_new_tokens, temperature=opts.temperature,
                           top_p=opts.top_p, n=opts.n)  # validates the decoding options before loading a model
         backend = open_backend(args)
+        try:
+            prompt_settings(args, opts, backend)
+        except ValueError:
+            backend.close()
+            raise
     except (InputError, JsonlError, ValueError, BackendUnavailable, GenerationError, FileNotFoundError) as exc:
         print(f"benchsmith generate: {exc}", file=sys.stderr)
         return 2
     try:
         total = sum(opts.n if t.template is not None else 1 for t in tasks)
         with _progress(args.quiet, total, f"{args.model_backend}:{Path(args.model).name}") as advance:
-            preds = generate_tasks(backend, tasks, opts, advance)
-        written = write_predictions(args.output, tasks, preds)
+            metadata: dict[int, list[dict]] = {}
+            preds = generate_tasks(backend, tasks, opts, advance, metadata)
+        written = write_predictions(args.output, tasks, preds, metadata)
     except (InputError, BudgetError, GenerationError) as exc:
         print(f"benchsmith generate: {exc}", file=sys.stderr)
         return 1

@@ -27,13 +27,15 @@ PAD = "<pad>"
 
 def build_tiny_model(directory: str | Path, arch: str = "llama", seed: int = 0, vocab_size: int = 400,
                      hidden: int = 64, layers: int = 2, heads: int = 4, context: int = 512,
-                     init_range: float = 0.2, corpus: Sequence[str] = CODE_LINES, train_steps: int = 0) -> Path:
+                     init_range: float = 0.2, corpus: Sequence[str] = CODE_LINES, train_steps: int = 0,
+                     special_tokens: Sequence[str] = ()) -> Path:
     """Write a tiny model + tokenizer to ``directory`` and return it.
 
     ``init_range`` is larger than the usual 0.02 so logits are peaked: greedy argmax then has clear winners,
     which keeps greedy outputs stable under the tiny float differences padding introduces.  ``train_steps > 0``
     fits the model a little to ``corpus`` (seeded AdamW on short windows), so that its completions look like code
-    lines (newlines included) instead of random bytes.
+    lines (newlines included) instead of random bytes.  ``special_tokens`` (e.g. a FIM family's sentinels) become
+    single special tokens of the tokenizer, as in the family's released tokenizer.
     """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
@@ -44,11 +46,12 @@ def build_tiny_model(directory: str | Path, arch: str = "llama", seed: int = 0, 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS, PAD],
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS, PAD, *special_tokens],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     bpe.train_from_iterator(list(corpus) * 4, trainer=trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token=EOS, bos_token=EOS, pad_token=PAD,
-                                  model_max_length=context)
+                                  model_max_length=context,
+                                  **({"additional_special_tokens": list(special_tokens)} if special_tokens else {}))
     tok.save_pretrained(out)
     vocab = bpe.get_vocab_size()
 
