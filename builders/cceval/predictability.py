@@ -107,6 +107,7 @@ class AnalogyFinder:
     def __init__(self, known: FileKnowledge) -> None:
         self.known = known
         self._near: set[str] | None = None
+        self._explained: dict[tuple[str, str], bool] = {}  # the same pair recurs in many earlier windows
 
     def near_subwords(self) -> set[str]:
         """Sub-words of the cursor's line, the lines it is nested in and the last few non-empty lines (comments
@@ -166,7 +167,10 @@ class AnalogyFinder:
                     break
                 prev = subs.get(old.text)
                 if prev is None:
-                    if len(subs) >= self.max_substitutions or not self.explained(old, new):
+                    key = (old.text, new.text)
+                    if key not in self._explained:
+                        self._explained[key] = self.explained(old, new)
+                    if len(subs) >= self.max_substitutions or not self._explained[key]:
                         ok = False
                         break
                     subs[old.text] = new.text

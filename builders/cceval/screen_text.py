@@ -56,7 +56,11 @@ _WORD = re.compile(_IDENT)
 
 def lex(text: str, language: str) -> list[Token]:
     rx = _LEXERS["python" if language == Language.PYTHON.value else "c"]
-    return [Token(Tok(m.lastgroup), m.group(), m.start()) for m in rx.finditer(text)]
+    kinds = _KIND_OF_GROUP
+    return [Token(kinds[m.lastgroup], m.group(), m.start()) for m in rx.finditer(text)]
+
+
+_KIND_OF_GROUP = {k.value: k for k in Tok}  # Tok(name) per token is an enum call: a third of a file's lexing
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,8 +132,30 @@ class FileIndex:
             self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
         self.ids: dict[str, int] = {}
         self.overflow = False
+        self._nesting: tuple[list[int], list[int]] | None = None
         # One character per distinct token, so that str.rfind searches token sequences in C.
         self.encoded = "".join(self.encode(t.text) for t in self.code_tokens)
+
+    def nesting(self) -> tuple[list[int], list[int]]:
+        """Each line's indent (-1 when blank) and the nearest earlier non-blank line indented less (-1 if none),
+        computed once per file, so that finding the lines a cursor is nested in is a few hops, not a walk back
+        over the whole file for every example."""
+        if self._nesting is None:
+            starts, text = self.line_starts, self.text
+            indents, parents, stack = [], [], []  # stack: rows of strictly increasing indent
+            for r, start in enumerate(starts):
+                line = text[start:starts[r + 1] - 1] if r + 1 < len(starts) else text[start:]
+                ind = _indent(line) if line.strip() else -1
+                indents.append(ind)
+                if ind < 0:
+                    parents.append(-1)
+                    continue
+                while stack and indents[stack[-1]] >= ind:
+                    stack.pop()
+                parents.append(stack[-1] if stack else -1)
+                stack.append(r)
+            self._nesting = (indents, parents)
+        return self._nesting
 
     def encode(self, token: str) -> str:
         i = self.ids.get(token)
@@ -183,16 +209,17 @@ class FileKnowledge:
         current = text[starts[row]:self.cursor]
         out = [current]
         indent = _indent(current) if current.strip() else len(current)
-        for r in range(row - 1, -1, -1):
-            if indent == 0:
-                break
-            line = text[starts[r]:starts[r + 1] - 1]
-            if not line.strip():
-                continue
-            ind = _indent(line)
-            if ind < indent:
-                out.append(line)
-                indent = ind
+        indents, parents = self.index.nesting()
+        r = row - 1
+        while r >= 0 and indent > 0:
+            if indents[r] < 0:  # blank
+                r -= 1
+            elif indents[r] < indent:
+                out.append(text[starts[r]:starts[r + 1] - 1])
+                indent = indents[r]
+                r -= 1
+            else:  # every line between its parent and it is indented at least as much: skip them
+                r = parents[r]
         return out
 
 
@@ -209,6 +236,10 @@ def first_name(tokens: Iterable[Token]) -> str | None:
 
 
 _SMALL_INT = re.compile(r"\d")
+# Keywords every file of its language can write without having written them before (``new X<>(this)``): like
+# single digits they never make a groundtruth new.  Only those of the supported languages' grammar.
+_KEYWORDS = frozenset({"this", "self", "super", "base", "true", "false", "null", "None", "True", "False",
+                       "undefined", "new", "return", "typeof", "is", "not", "and", "or", "in", "await", "var"})
 
 
 def keyword_positions(tokens: list[Token]) -> Iterable[int]:
@@ -226,7 +257,7 @@ def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool
     """Tokens of the groundtruth the file before the cursor does not contain."""
     missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
     for t in tokens:
-        if t.kind is Tok.IDENT and not known.knows_word(t.text, with_imports):
+        if t.kind is Tok.IDENT and t.text not in _KEYWORDS and not known.knows_word(t.text, with_imports):
             missing.append(t.text)
         elif t.kind is Tok.STRING and not known.knows_literal(t.text):
             missing.append(t.text)

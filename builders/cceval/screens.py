@@ -297,24 +297,39 @@ def profile_drops(verdicts: dict[ScreenName, Verdict | None], profile: ScreenPro
     return next((name for name in PROFILES[ScreenProfile(profile)] if verdicts.get(name) is not None), None)
 
 
-def predictability(prompt: str, groundtruth: str, language: str, right_context: str = "") -> dict:
+def predictability(prompt: str, groundtruth: str, language: str, right_context: str = "",
+                   passed: tuple[ScreenName, ...] = ()) -> dict:
     """``metadata.predictability``: the groundtruth's surprisal (bits per token under an n-gram/copy model of the
     prompt, ``predictability.surprisal``; None for a groundtruth without code tokens) and every screen that fires
-    on it, in or out of the build's profile, so that a user can pick a stricter cut knowingly."""
+    on it, in or out of the build's profile, so that a user can pick a stricter cut knowingly.  ``passed``: screens
+    already known not to fire (the build's profile, for an example it kept), which are not run again."""
     tokens = groundtruth_tokens(groundtruth, language)
     bits = surprisal(tokens, FileKnowledge.of(prompt, language, groundtruth + right_context)) if tokens else None
-    fired = [name.value for name, v in judge_all(prompt, groundtruth, language, right_context).items() if v]
+    fired = []
+    for name, cls in SCREENS.items():
+        if name in passed:
+            continue
+        if name is ScreenName.SURPRISAL:  # the same figure as above: not computed twice
+            hit = bits is not None and bits <= LowSurprisal.max_bits
+        else:
+            hit = cls().judge(prompt, groundtruth, language, right_context) is not None
+        if hit:
+            fired.append(name.value)
     return {"surprisal": None if bits is None else round(bits, 3), "screens": fired}
 
 
 class PredictabilityScore(Filter[CompletionExample]):
-    """Records ``metadata.predictability`` on every example that stays; drops nothing (after sampling, so only
-    the examples released pay for it)."""
+    """Records ``metadata.predictability`` on every example that stays; drops nothing.  It runs after sampling, so
+    only the released examples pay for it, and skips the profile's own screens, which every one of them passed."""
 
     stage = Stage.SCREEN
     tally_kept = False  # the screens' tally stays as it was: this step keeps everything it sees
 
+    def __init__(self, counter=None, profile: ScreenProfile | str = ScreenProfile.NONE) -> None:
+        super().__init__(counter)
+        self.passed = PROFILES[ScreenProfile(profile)]
+
     def check(self, ex: CompletionExample):
         ex.metadata.predictability = predictability(ex.prompt, ex.groundtruth, ex.metadata.language,
-                                                    ex.right_context)
+                                                    ex.right_context, self.passed)
         return None

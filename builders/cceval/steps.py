@@ -223,6 +223,6 @@ def cceval_steps(repo: Repository, ledger: DropLedger, observer: Observer | None
         *default_filters(cfg.example_filters, ledger),
         *profile_screens(cfg.screens, ledger),
         Sample(repo, ledger, observer),
-        PredictabilityScore(ledger),
+        PredictabilityScore(ledger, cfg.screens),
         Retrieve(repo, ledger, observer),
     ]

@@ -137,6 +137,11 @@ def test_metadata_predictability_is_recorded_and_drops_nothing():
     assert score is not None and {ScreenName.ANALOGY.value, ScreenName.ECHO.value} <= set(score["screens"])
     assert score == predictability(ex.prompt, ex.groundtruth, "java", ex.right_context)
     assert json.loads(json.dumps(ex.to_dict()))["metadata"]["predictability"] == score
+    # in a build, the profile's screens have passed already and are not run again
+    ex.metadata.predictability = None
+    kept = list(PredictabilityScore(ledger, "strict")([ex]))
+    assert ex.metadata.predictability == {"surprisal": score["surprisal"],
+                                          "screens": [s for s in score["screens"] if s == "first_name"]}
     assert "predictability" not in ExampleMetadata("t/2", "repo", "a.java", 0, 1, 2).to_dict()
 
 
