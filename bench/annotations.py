@@ -185,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
         no = [rule(v, b) for a, v, b in verdicts if a.get("keep") == "no"]
         if yes and no:
             print(f"{label:28s}{100 * (1 - sum(yes) / len(yes)):6.1f} /{100 * sum(no) / len(no):6.1f}")
-    held = _cross_validate(verdicts, groups)
+    # held out: also each set's languages, so that a rule tuned to one set shows what it costs on the other
+    held = _cross_validate(verdicts, groups + [(f"{s}/{lang}", lambda a, s=s, lang=lang: a["_set"] == s
+                                                and a["language"] == lang) for s in sets if len(sets) > 1
+                                               for lang in langs])
     counts = {lang: (sum(1 for a, _, _ in verdicts if a["language"] == lang and a["predictable_in_file"] == "yes"),
                      sum(1 for a, _, _ in verdicts if a["language"] == lang)) for lang in langs}
     print("\nannotated predictable: " + ", ".join(f"{lang} {p}/{n}" for lang, (p, n) in counts.items()))

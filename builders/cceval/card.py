@@ -253,10 +253,12 @@ _SCREENS_TEXT = (
     "Model-free predictability screens (`--screens`, `builders/cceval/screens.py`) drop examples whose "
     "groundtruth the current file already gives away: `copy` (an in-file token copy predictor reproduces it, "
     "up to a third of its tokens, which occur before the cursor anyway), `vocabulary` (every name and literal "
-    "of the groundtruth occurs before the cursor, imports aside), `echo` (its first name repeats an enclosing "
-    "line's name, e.g. `test_http_date` -> `http_date(...)`, and the rest occurs before the cursor); the strict "
-    "profile adds `imported_vocabulary` (imports count) and `first_name` (the API already occurs before the "
-    "cursor). Profile `none` is the paper's filters only.")
+    "of at most 5 of the groundtruth occurs before the cursor, imports aside), `echo` (its first name repeats "
+    "or extends an enclosing line's name, e.g. `test_http_date` -> `http_date(...)`, and the rest occurs before "
+    "the cursor), `analogy` (an earlier statement gives it with a consistent substitution the file explains); "
+    "the strict profile adds `imported_vocabulary` (imports count) and `surprisal` (at most 4 bits per token "
+    "under an n-gram model of the prompt). Every example's `metadata.predictability` holds its surprisal and "
+    "every screen that fires on it. Profile `none` is the paper's filters only.")
 
 
 def _shares(counts: dict[str, int]) -> str:
