@@ -372,9 +372,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         return ref
 
     def finish(self, plan: CsPlan, result: AnalysisResult) -> None:
-        """One reference per place (the first diagnostic there), with the kind the syntax gives it and the type
-        uses no error marks (``kinds``, read only where the compiles got to the method bodies: otherwise the
-        analysis found nothing), sorted; the diff's figures."""
+        """One reference per place (the first diagnostic there) with the kind its syntax gives, the type uses no
+        error marks (``kinds``; none where mcs never got to a method body), sorted; the diff's figures."""
         refs: dict[tuple, CrossFileRef] = {}
         for ref in result.refs:
             refs.setdefault((ref.file, ref.line, ref.column), ref)
@@ -386,12 +385,11 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
                 refs[key] = ref
             elif found.symbol == ref.symbol:
                 found.kind, found.definition = ref.kind, ref.definition
-        result.stats["scan_refs"] = sum(1 for r in refs.values() if r.diagnostic == "scan")
         result.refs = [refs[k] for k in sorted(refs)]
         result.stats.update(original_errors=sum(1 for d in before if d.kind == "error"),
                             stubbed_errors=sum(1 for d in after if d.kind == "error"),
                             new_diagnostics=plan.new, unattributed=plan.unattributed, external_members=plan.external,
-                            refs=len(result.refs))
+                            refs=len(result.refs), scan_refs=sum(1 for r in result.refs if r.diagnostic == "scan"))
         if stopped:
             first = next((d for d in before if d.kind == "error"), None)
             if first is not None:
