@@ -20,8 +20,8 @@ from typing import Any
 from benchsmith.evaluate.cceval.command import ScoreInputError, load_predictions, load_tasks, score_all
 from benchsmith.evaluate.cceval.common import Mode, aggregate
 
-SETTING_KEYS = ("prompt_format", "fim_order", "fim_template", "context_placement", "crossfile_max_tokens",
-                "suffix_max_tokens")
+SETTING_KEYS = ("model", "prompt_format", "fim_order", "fim_template", "context_placement", "max_prompt_tokens",
+                "crossfile_max_tokens", "suffix_max_tokens", "max_new_tokens")
 UNRECORDED = "unrecorded"
 
 
@@ -37,7 +37,7 @@ class Column:
     @property
     def label(self) -> str:
         s = self.settings
-        fmt = s.get("prompt_format", UNRECORDED)
+        fmt = s.get("prompt_format", f"ltr ({UNRECORDED})")
         if fmt == "fim":
             fmt = f"fim-{s.get('fim_order')} ({s.get('fim_template')})"
         return f"{fmt} / {s.get('context_placement', UNRECORDED)}"
@@ -98,7 +98,10 @@ def markdown(columns: list[Column], prompts: Path, mode: Mode) -> str:
                                    for c in columns])
     rows.append(["truncated prompts"] + [str(c.truncated) for c in columns])
     rows.append(["predictions"] + [c.predictions for c in columns])
-    lines = [f"# Prompt formats on {prompts} ({mode.value} scorer)", "",
+    models = sorted({str(c.settings["model"]) for c in columns if "model" in c.settings})
+    warn = [f"Warning: the columns come from {len(models)} models ({', '.join(models)}); the table compares "
+            "prompt formats only for one model.", ""] if len(models) > 1 else []
+    lines = [f"# Prompt formats on {prompts} ({mode.value} scorer)", "", *warn,
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"

@@ -3,7 +3,9 @@
 Input records are either CrossCodeEval examples (``prompt``, ``groundtruth``, ``right_context``,
 ``metadata.task_id``, optional ``crossfile_context.text``) or HumanExtension variants (``task_id``, ``prompt``,
 ``stop``).  With ``--crossfile-context`` a CrossCodeEval prompt is the cross-file context followed by the in-file
-prompt, budgeted as CrossCodeEval does (see ``benchsmith.evaluate.generation.prompting``).  HumanExtension step_by_step
+prompt, budgeted as CrossCodeEval does (see ``benchsmith.evaluate.generation.prompting``).  ``--prompt-format fim``
+and ``--context-placement`` choose other layouts (``layout``, ``fim``, ``postprocess``; flags in ``formats``), and
+then each prediction line carries the settings that made it as ``metadata``.  HumanExtension step_by_step
 stage-2 records are filled with the model's own stage-1 auxiliary (sample j with sample j) after stage 1 ran.
 
 Output order is deterministic: input order, then sample index.  The file is written atomically at the end; with
@@ -114,6 +116,7 @@ class GenerateOptions:
     # recorded) and the post-processing rules (postprocess.Rule) applied to every completion
     prompt: Any = None
     postprocess: tuple = ()
+    model: str = ""  # --model as given, recorded beside each prediction with the settings
 
 
 def prompt_budget(backend, opts: GenerateOptions) -> int | None:
@@ -171,7 +174,8 @@ def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
         out[i] = texts
         b = built.get(id(tasks[i]))
         if b is not None:
-            out[i] = postprocess(tasks[i], b, texts, opts, metadata.setdefault(i, []) if metadata is not None else None)
+            out[i] = postprocess(tasks[i], b, texts, opts, budget,
+                                 metadata.setdefault(i, []) if metadata is not None else None)
 
     second = [i for i, t in enumerate(tasks) if t.template is not None]
     if second:

@@ -62,7 +62,8 @@ def prompt_parts(obj: dict, prompt: str, text: str | None, where: str):
                        path=_field(meta, "file", str, where + " metadata", required=False) or "")
 
 
-def postprocess(task: Task, built, texts: list[str], opts: GenerateOptions, records: list[dict] | None) -> list[str]:
+def postprocess(task: Task, built, texts: list[str], opts: GenerateOptions, budget: int | None,
+                records: list[dict] | None) -> list[str]:
     """The rules of ``opts.postprocess`` on each sample (identically for every backend), with what they did."""
     from benchsmith.evaluate.generation.postprocess import apply
 
@@ -78,7 +79,8 @@ def postprocess(task: Task, built, texts: list[str], opts: GenerateOptions, reco
                                     "applied": [r.value for r in done.applied]}
             if done.applied:
                 post["raw"] = text  # the backend's text, so the score can be traced to what the model wrote
-            records.append({**settings.describe(), **built.describe(), "postprocess": post})
+            records.append({"model": opts.model, **settings.describe(), "max_prompt_tokens": budget,
+                            "max_new_tokens": opts.max_new_tokens, **built.describe(), "postprocess": post})
     return out
 
 
@@ -102,6 +104,7 @@ def prompt_settings(args: argparse.Namespace, opts: GenerateOptions, backend) ->
             raise ValueError("--fim-template auto reads the tokenizer's special tokens, and this backend has no "
                              "tokenizer; name the family (--fim-template starcoder ...) or give --tokenizer")
         template = load_template(spec, specials)
+    opts.model = args.model
     opts.prompt = PromptSettings(format=fmt, placement=placement, order=FimOrder(args.fim_order), template=template,
                                  crossfile_max_tokens=opts.crossfile_max_tokens,
                                  suffix_max_tokens=args.suffix_max_tokens)
