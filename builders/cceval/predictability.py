@@ -201,6 +201,7 @@ def _line_of(starts: list[int], offset: int) -> int:
 # ------------------------------------------------------------------------------------------------ surprisal
 
 _MAX_ORDER = 4
+_MAX_SCORED = 256  # groundtruth tokens scored: a hostile split's megabyte groundtruth costs no more than a line
 _ESCAPE_BITS = 16.0  # a token the prompt never contains: about one choice among the 65k a model might write
 _LAMBDA = 0.5  # weight of a longer context against the shorter ones (Jelinek-Mercer, fixed: deterministic)
 
@@ -216,6 +217,7 @@ def surprisal(tokens: list[Token], known: FileKnowledge) -> float | None:
     if not history:
         return None
     total = 0.0
+    tokens = tokens[:_MAX_SCORED]
     for tok in tokens:
         c = idx.encode(tok.text)
         p = 0.0

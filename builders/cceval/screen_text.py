@@ -238,8 +238,16 @@ def first_name(tokens: Iterable[Token]) -> str | None:
 _SMALL_INT = re.compile(r"\d")
 # Keywords every file of its language can write without having written them before (``new X<>(this)``): like
 # single digits they never make a groundtruth new.  Only those of the supported languages' grammar.
-_KEYWORDS = frozenset({"this", "self", "super", "base", "true", "false", "null", "None", "True", "False",
-                       "undefined", "new", "return", "typeof", "is", "not", "and", "or", "in", "await", "var"})
+_KEYWORDS = {
+    "python": frozenset({"self", "cls", "None", "True", "False", "not", "and", "or", "in", "is", "await", "return",
+                         "lambda"}),
+    "c": frozenset({"this", "super", "true", "false", "null", "new", "return", "typeof", "await"}),
+    Language.CSHARP.value: frozenset({"this", "base", "true", "false", "null", "new", "return", "typeof", "await",
+                                      "var"}),
+    Language.TYPESCRIPT.value: frozenset({"this", "super", "true", "false", "null", "undefined", "new", "return",
+                                          "typeof", "await"}),
+}
+_KEYWORDS[Language.JAVASCRIPT.value] = _KEYWORDS[Language.TYPESCRIPT.value]
 
 
 def keyword_positions(tokens: list[Token]) -> Iterable[int]:
@@ -256,8 +264,10 @@ def keyword_positions(tokens: list[Token]) -> Iterable[int]:
 def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
     """Tokens of the groundtruth the file before the cursor does not contain."""
     missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
+    lang = known.language
+    keywords = _KEYWORDS.get(lang) or _KEYWORDS["python" if lang == Language.PYTHON.value else "c"]
     for t in tokens:
-        if t.kind is Tok.IDENT and t.text not in _KEYWORDS and not known.knows_word(t.text, with_imports):
+        if t.kind is Tok.IDENT and t.text not in keywords and not known.knows_word(t.text, with_imports):
             missing.append(t.text)
         elif t.kind is Tok.STRING and not known.knows_literal(t.text):
             missing.append(t.text)

@@ -153,3 +153,22 @@ def test_hostile_inputs_keep_the_new_screens_bounded():
         verdicts = judge_all(prompt, gt, "python")
         assert verdicts[ScreenName.ANALOGY] is None or verdicts[ScreenName.ANALOGY].detail
         predictability(prompt, gt, "csharp")
+
+
+def test_keywords_of_the_language_never_make_a_groundtruth_new():
+    prompt = ("class PolylineManager {\n  private final PolylineDelegate<Line, PolylineManager> delegate =\n"
+              "      new ")
+    assert "this" not in prompt
+    assert KnownVocabulary().judge(prompt, "PolylineDelegate<>(this);", "java") is not None
+    assert KnownVocabulary().judge(prompt, "PolylineDelegate<>(self);", "java") is None  # not Java's keyword
+    assert KnownVocabulary().judge("x = make(\n", "self)", "python") is not None
+
+
+def test_a_megabyte_groundtruth_is_scored_on_its_first_tokens():
+    import time
+
+    prompt = "a = b + c\n" * 2000
+    gt = "a + " * 250_000
+    start = time.perf_counter()
+    bits = surprisal(code_tokens(gt, "python"), FileKnowledge.of(prompt, "python", gt))
+    assert bits is not None and time.perf_counter() - start < 30  # generous: the machine is shared
