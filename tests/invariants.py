@@ -31,7 +31,11 @@ def check_split(split: Path, roots: dict[str, Path]) -> list[dict]:
             assert isinstance(meta[key], int)
         root = roots[meta["repository"]]
         text = (root / meta["file"]).read_bytes().decode("utf-8").removeprefix("\ufeff")
-        assert ex["prompt"] + ex["groundtruth"] + ex["right_context"] == text, meta["task_id"]
+        joined = ex["prompt"] + ex["groundtruth"] + ex["right_context"]
+        if joined != text and "\r" in text and "\r" not in joined:
+            # --cursor released reads the file as the released benchmark did: CRLF and lone CR as LF, same lines
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        assert joined == text, meta["task_id"]
         assert meta["groundtruth_start_lineno"] == ex["prompt"].count("\n")
         assert meta["right_context_start_lineno"] == meta["groundtruth_start_lineno"] + ex["groundtruth"].count("\n") + 1
         # The groundtruth starts with the cross-file name (the task id's place), or with --cursor released holds it

@@ -18,6 +18,7 @@ Boundaries come from tree-sitter tokens, so a ``;`` inside a string or comment n
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -200,6 +201,19 @@ def _ends_line(leaf, terminators: frozenset[str]) -> bool:
     return leaf.type in terminators and not (leaf.parent is not None and leaf.parent.type in _INTERPOLATION_PARENTS)
 
 
+class UniversalNewlines:
+    """A file's text with every CRLF and lone CR read as LF, as Python's text mode reads a file (and as the released
+    CrossCodeEval read its files: its C# groundtruths of CRLF files end their lines with LF), with offsets of the
+    original text moved onto it.  Lines keep their numbers: each terminator stays one."""
+
+    def __init__(self, text: str) -> None:
+        self.crlf = [m.start() for m in re.finditer("\r\n", text)]
+        self.text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+    def offset(self, original: int) -> int:
+        return original - bisect.bisect_left(self.crlf, original)
+
+
 def make_task_id(language: str, repository: str, file: str, line: int, column: int) -> str:
     """Stable across runs and independent of which other examples survive the filters."""
     return f"project_cc_{language}/{repository}/{file}:{line + 1}:{column + 1}"
@@ -267,6 +281,7 @@ class ExampleCutter(Step[CrossFileRef]):
             covered_until = -1  # char offset where the previous example's groundtruth ends
             last_cursor = -1
             used: set[int] = set()  # released cursors already taken in this file
+            universal: UniversalNewlines | None = None  # the file as the released benchmark read it
             for r in file_refs:
                 tid = make_task_id(lang, self.repository, path, r.line, r.column)
                 cursor = idx.offset(r.line, r.column, within_line=True)
@@ -308,17 +323,25 @@ class ExampleCutter(Step[CrossFileRef]):
                     continue
                 covered_until = end
                 end_line = idx.line_of(max(cursor, end - 1))
+                text, start, stop = src.text, cursor, end
+                first_line, after_line = r.line, end_line + 1
+                if self.cursor is CursorRule.RELEASED:
+                    if universal is None:
+                        universal = UniversalNewlines(src.text)
+                    text, start, stop = universal.text, universal.offset(cursor), universal.offset(end)
+                    first_line = text.count("\n", 0, start)
+                    after_line = text.count("\n", 0, max(start, stop - 1)) + 1
                 yield CompletionExample(
-                    prompt=src.text[:cursor],
-                    groundtruth=src.text[cursor:end],
-                    right_context=src.text[end:],
+                    prompt=text[:start],
+                    groundtruth=text[start:stop],
+                    right_context=text[stop:],
                     metadata=ExampleMetadata(
                         task_id=tid,
                         repository=self.repository,
                         file=path,
                         context_start_lineno=0,
-                        groundtruth_start_lineno=r.line,
-                        right_context_start_lineno=end_line + 1,
+                        groundtruth_start_lineno=first_line,
+                        right_context_start_lineno=after_line,
                         language=lang,
                         symbol=r.symbol,
                         defining_file=r.defining_file,
@@ -327,7 +350,7 @@ class ExampleCutter(Step[CrossFileRef]):
                         groundtruth_tokens=cut.tokens,
                         reference_kind=r.kind.value,
                         definition=r.definition.to_dict() if r.definition is not None else None,
-                        cursor_place=classify(src.text[src.text.rfind("\n", 0, cursor) + 1:cursor]).value,
+                        cursor_place=classify(text[text.rfind("\n", 0, start) + 1:start]).value,
                     ),
                 )
 

@@ -159,3 +159,18 @@ def test_released_csharp_attribute_example_takes_the_member_header():
     assert by_name.groundtruth == "HarmonyBefore]"
     assert released.groundtruth == "HarmonyBefore]\n        static bool Prefix(Enemy e)\n        {"
     assert released.prompt == by_name.prompt
+
+
+def test_released_examples_read_crlf_files_as_lf_like_the_released_data():
+    text = ("namespace N {\r\n    class A {\r\n        public Quest Get(Node n)\r\n        {\r\n"
+            "            return null;\r\n        }\r\n    }\r\n}\r\n")
+    files = {"A.cs": SourceFile("A.cs", text)}
+    refs = _refs(text, "A.cs", [("public Quest", "Quest")], kind=ReferenceKind.TYPE)
+    (by_name,) = ExampleCutter(get_analyzer("csharp"), files, "r", counter=DropLedger())(refs)
+    (released,) = ExampleCutter(get_analyzer("csharp"), files, "r", counter=DropLedger(),
+                                cursor=CursorRule.RELEASED)(refs)
+    assert by_name.prompt + by_name.groundtruth + by_name.right_context == text  # name: the file's bytes
+    assert released.groundtruth == "Quest Get(Node n)\n        {"
+    assert released.prompt + released.groundtruth + released.right_context == text.replace("\r\n", "\n")
+    assert released.metadata.groundtruth_start_lineno == by_name.metadata.groundtruth_start_lineno == 2
+    assert released.metadata.right_context_start_lineno == 4
