@@ -218,13 +218,16 @@ def surprisal(tokens: list[Token], known: FileKnowledge) -> float | None:
         return None
     total = 0.0
     tokens = tokens[:_MAX_SCORED]
+    # The prompt's own vocabulary, not the shared index's: that one grows with whatever groundtruth tokens earlier
+    # examples encoded, which would make a score depend on the order examples come in.
+    vocabulary = len(set(history))
     for tok in tokens:
         c = idx.encode(tok.text)
         p = 0.0
         # order 0: the token's frequency in the prompt, add-one smoothed over the prompt's vocabulary
         seen = history.count(c)
         if seen:
-            p = seen / (len(history) + len(idx.ids))
+            p = seen / (len(history) + vocabulary)
         for k in range(1, min(_MAX_ORDER, len(history)) + 1):
             ctx = history[-k:]
             occurrences = history.count(ctx, 0, len(history) - 1)

@@ -172,3 +172,18 @@ def test_a_megabyte_groundtruth_is_scored_on_its_first_tokens():
     start = time.perf_counter()
     bits = surprisal(code_tokens(gt, "python"), FileKnowledge.of(prompt, "python", gt))
     assert bits is not None and time.perf_counter() - start < 30  # generous: the machine is shared
+
+
+def test_the_score_does_not_depend_on_which_examples_of_the_file_came_first():
+    import benchsmith.builders.cceval.screen_text as st
+
+    text = 'a = f("x y")\nb = f("x y")\nc = g(a, b)\nd = '
+    cursors = [text.index("b ="), text.index("c ="), len(text)]
+    first = []
+    for cur in cursors:
+        st._index.cache_clear()
+        first.append(predictability(text[:cur], text[cur:cur + 8], "python", text[cur + 8:]))
+    st._index.cache_clear()
+    # the same file, its examples scored in reverse with one shared index (mid-string cuts encode new tokens)
+    again = [predictability(text[:cur], text[cur:cur + 8], "python", text[cur + 8:]) for cur in reversed(cursors)]
+    assert list(reversed(again)) == first
