@@ -69,7 +69,7 @@ def postprocess(task: Task, built, texts: list[str], opts: GenerateOptions, budg
 
     settings = opts.prompt
     ends = settings.template.end_tokens if settings.template is not None else ()
-    suffix = task.parts.suffix if settings.format.value == "fim" else ""
+    suffix = built.suffix  # what the model saw after the cursor ("" left-to-right: it saw no suffix)
     out = []
     for text in texts:
         done = apply(text, opts.postprocess, ends, suffix)

@@ -103,11 +103,18 @@ class BuiltPrompt:
     suffix_tokens: int | None = None
     total_tokens: int | None = None
     truncated: bool = False
+    suffix: str = ""  # the suffix the model saw (after its cut)
+    # template strings found inside the code or context: a tokenizer reads them as special tokens, so the model
+    # saw a different layout than intended (recorded, since repository code is untrusted and may hold them)
+    sentinels_in_code: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
-        return {"prompt_tokens": {"context": self.context_tokens, "prefix": self.prefix_tokens,
-                                  "suffix": self.suffix_tokens, "total": self.total_tokens},
-                "truncated": self.truncated}
+        out: dict[str, Any] = {"prompt_tokens": {"context": self.context_tokens, "prefix": self.prefix_tokens,
+                                                 "suffix": self.suffix_tokens, "total": self.total_tokens},
+                               "truncated": self.truncated}
+        if self.sentinels_in_code:
+            out["sentinels_in_code"] = list(self.sentinels_in_code)
+        return out
 
 
 def build_prompt(parts: PromptParts, s: PromptSettings, tokenizer: Tokenizer | None,
@@ -119,12 +126,13 @@ def build_prompt(parts: PromptParts, s: PromptSettings, tokenizer: Tokenizer | N
         return BuiltPrompt(a.text, a.crossfile_tokens, a.infile_tokens, None, total, a.truncated)
     render, raw_ctx, sep = _renderer(parts, s)
     suffix = parts.suffix if s.format is PromptFormat.FIM else ""
+    found = _sentinels_in(s.template, (parts.prefix, suffix, raw_ctx, parts.path))
     if tokenizer is None:
         if max_prompt_tokens is not None or s.suffix_max_tokens is not None:
             raise BudgetError("a token budget needs the model's tokenizer; this backend has none (give "
                               "--tokenizer PATH, or drop --max-prompt-tokens/--suffix-max-tokens)")
         ctx = _join(raw_ctx, "") if sep else raw_ctx
-        return BuiltPrompt(render(ctx, parts.prefix, suffix))
+        return BuiltPrompt(render(ctx, parts.prefix, suffix), suffix=suffix, sentinels_in_code=found)
     if max_prompt_tokens is not None and max_prompt_tokens < 1:
         raise BudgetError(f"the prompt budget is {max_prompt_tokens} tokens; raise --max-prompt-tokens or lower "
                           "--max-new-tokens")
@@ -155,7 +163,15 @@ def build_prompt(parts: PromptParts, s: PromptSettings, tokenizer: Tokenizer | N
             prefix = truncate_left(parts.prefix, allowed, tokenizer)
     text = render(ctx, prefix, kept_suffix)
     truncated = ctx != (_join(raw_ctx, "") if sep else raw_ctx) or kept_suffix != suffix or prefix != parts.prefix
-    return BuiltPrompt(text, count(ctx), count(prefix), count(kept_suffix), count(text), truncated)
+    return BuiltPrompt(text, count(ctx), count(prefix), count(kept_suffix), count(text), truncated, kept_suffix,
+                       found)
+
+
+def _sentinels_in(template: FimTemplate | None, texts: tuple[str, ...]) -> tuple[str, ...]:
+    if template is None:
+        return ()
+    marks = sorted(set(template.sentinels) | set(template.end_tokens))
+    return tuple(m for m in marks if any(m in t for t in texts))
 
 
 def _cut_context(raw: str, budget: int, sep: bool, tokenizer: Tokenizer) -> str:

@@ -225,3 +225,14 @@ def test_statement_end_and_suffix_repeat_edges():
     assert suffix_repeat("a();\n  return total;\n}", "\n  return total;\n}") == "a();\n"
     assert suffix_repeat("return total;", "return total;") == ""
     assert suffix_repeat("x", "") == "x"
+
+
+def test_sentinels_inside_repository_code_are_recorded(tok):
+    # untrusted code may hold a template's token text; a tokenizer reads it as the special token, so it is flagged
+    parts = PromptParts("s = '<fim_middle>'\nx = ", "\ny = '<|endoftext|>'\n", None, (), "proj", "a.py")
+    s = PromptSettings(PromptFormat.FIM, ContextPlacement.NONE, template=fim.builtin("starcoder"))
+    b = build_prompt(parts, s, tok, 200)
+    assert b.sentinels_in_code == ("<fim_middle>", "<|endoftext|>")
+    assert b.describe()["sentinels_in_code"] == ["<fim_middle>", "<|endoftext|>"]
+    clean = build_prompt(PromptParts("x = ", "\ny = 1\n"), s, tok, 200)
+    assert "sentinels_in_code" not in clean.describe() and clean.suffix == "\ny = 1\n"

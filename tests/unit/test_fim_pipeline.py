@@ -91,7 +91,7 @@ def test_hf_fim_repo_files_end_to_end(model_dir, split, tmp_path):
         b = build_prompt(parts, settings, backend.tokenizer(), 90)
         assert b.text.startswith("<repo_name>proj<file_sep>src/util.py\n") and "<fim_middle>" in b.text
         raw = backend.generate([GenerationRequest(b.text, max_new_tokens=10)])[0].texts[0]
-        done = apply(raw, ORDER, settings.template.end_tokens, SUFFIX)
+        done = apply(raw, ORDER, settings.template.end_tokens, b.suffix)
         assert p["pred"] == done.text and p["metadata"]["postprocess"]["applied"] == [r.value for r in done.applied]
         if done.applied:
             assert p["metadata"]["postprocess"]["raw"] == raw
