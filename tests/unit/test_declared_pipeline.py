@@ -18,7 +18,7 @@ def test_steps_are_declared_in_pipeline_order(tmp_path):
     names = [type(s).__name__ for s in cceval_steps(Repository("r", RepoSpec(str(SAMPLE)), tmp_path, cfg),
                                                     DropLedger())]
     assert names[:5] == ["Checkout", "Snapshot", "RepositoryFilters", "Analyze", "Cut"]
-    assert names[-2:] == ["Sample", "Retrieve"]
+    assert names[-3:] == ["Sample", "PredictabilityScore", "Retrieve"]  # the score: released examples only
 
 
 def _read(path: Path) -> list[dict]:
