@@ -104,6 +104,8 @@ def prompt_settings(args: argparse.Namespace, opts: GenerateOptions, backend) ->
             raise ValueError("--fim-template auto reads the tokenizer's special tokens, and this backend has no "
                              "tokenizer; name the family (--fim-template starcoder ...) or give --tokenizer")
         template = load_template(spec, specials)
+    if args.suffix_max_tokens is not None and backend.tokenizer() is None:
+        raise ValueError("--suffix-max-tokens needs the model's tokenizer; this backend has none (give --tokenizer)")
     opts.model = args.model
     opts.prompt = PromptSettings(format=fmt, placement=placement, order=FimOrder(args.fim_order), template=template,
                                  crossfile_max_tokens=opts.crossfile_max_tokens,

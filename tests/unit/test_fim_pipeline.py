@@ -249,3 +249,28 @@ def test_report_flags_mixed_models_and_refuses_incomplete_files(split, tmp_path,
     assert main(["report", "formats", "--prompts", str(split), "--predictions", write("c.jsonl", "a", n=2),
                  "--output", str(out)]) == 2
     assert "no prediction for 1 of 3 tasks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--fim-template", "codellama", "--context-placement", "repo-files"], "no repository-level format"),
+    (["--fim-template", "starcoder", "--postprocess", "bogus"], "unknown post-processing rule"),
+    (["--fim-template", "qwen2.5-coder", "--fim-order", "spm"], "no SPM format"),
+    (["--fim-template", "starcoder", "--suffix-max-tokens", "5"], "needs the model's tokenizer"),
+])
+def test_bad_format_flags_are_refused_before_any_request(server, split, tmp_path, capsys, flags, message):
+    rc = main(["generate", "--model-backend", "openai", "--model", "m", "--base-url", server.url, "--input",
+               str(split), "--output", str(tmp_path / "o.jsonl"), "--prompt-format", "fim", "-q", *flags])
+    assert rc == 2 and message in capsys.readouterr().err and server.prompts == []
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_malformed_retrieved_chunk_names_file_and_line(server, tmp_path, capsys):
+    bad = record(0)
+    bad["crossfile_context"]["list"] = [{"filename": 3, "retrieved_chunk": "x"}]
+    (tmp_path / "s.jsonl").write_text(json.dumps(record(1)) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
+    args = ["generate", "--model-backend", "openai", "--model", "m", "--base-url", server.url, "--input",
+            str(tmp_path / "s.jsonl"), "--output", str(tmp_path / "o.jsonl"), "-q"]
+    assert main(args) == 0  # left-to-right never reads the list: today's behaviour
+    assert main(args + ["--prompt-format", "fim", "--fim-template", "starcoder2", "--context-placement",
+                        "repo-files"]) == 1
+    assert "s.jsonl:2 crossfile_context.list[0]: field 'filename' must be str" in capsys.readouterr().err
