@@ -10,16 +10,24 @@ groundtruth from the current file alone", each a small class with its own ``Reas
   its tokens, which must occur before the cursor anyway (a repeated pattern with a known substitution).
 - ``KnownVocabulary``: every identifier of the groundtruth already occurs in the file before the cursor (code,
   comments or strings; import statements aside), and every string or number literal occurs there as a literal
-  (single-digit integers always count as known).  Nothing in the groundtruth is new, so the file, not another
-  file, supplies it: this is what "the same call with the same arguments earlier, an obvious repeated pattern"
-  looks like token by token.
+  (single-digit integers and the language's keywords always count as known).  Nothing in the groundtruth is new,
+  so the file, not another file, supplies it: this is what "the same call with the same arguments earlier, an
+  obvious repeated pattern" looks like token by token.  At most 5 names and literals: a longer groundtruth
+  known only word by word is an arrangement the file does not give.
 - ``EnclosingEcho``: the groundtruth's first name echoes the name of an enclosing definition or of a line the
   cursor is nested in (``def test_http_date(value, expect): assert http.`` -> ``http_date(value) == expect``;
   ``if (isCallerSensitive(m)) modifiers |= ModifierCode.`` -> ``CALLER_SENSITIVE.value;``), compared
-  case-insensitively without underscores, and the rest of the groundtruth is known vocabulary.
+  case-insensitively without underscores, or extends it (a wrapper ``setMinZoom`` delegating to
+  ``setMinZoomLevel``), and the rest of the groundtruth is known vocabulary.
+- ``EarlierAnalogy``: an earlier statement gives the groundtruth with a consistent substitution the file explains
+  (``predictability.py``): sibling checks, switch arms, the mirror of the overload above, a sequence's next step.
 - ``ImportedVocabulary`` (strict): ``KnownVocabulary`` counting names that only occur in import statements.
-- ``FirstNameSeen`` (strict): the groundtruth's first name (the cross-file API) already occurs before the cursor,
-  imports aside.  Broad: an API the file already uses is rarely what makes an example hard.
+- ``LowSurprisal`` (strict): at most 4 bits per groundtruth token under an n-gram/copy model of the prompt.
+- ``FirstNameSeen`` (no profile): the groundtruth's first name (the cross-file API) already occurs before the
+  cursor, imports aside.  Too broad for a profile on the annotated sets; its verdict is still recorded.
+
+``PredictabilityScore`` records ``metadata.predictability`` on the released examples: the surprisal and every
+screen that fires, in or out of the profile.
 
 Every screen reads only the prompt (the left context a model sees in the in-file setting) and the groundtruth;
 none reads another file, and the right context only lets the examples of one file share one index
