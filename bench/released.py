@@ -68,7 +68,8 @@ def read_sources(root: Path, lang: str) -> dict[str, str]:
             if name.endswith(EXTENSIONS[lang]):
                 path = Path(dirpath) / name
                 try:
-                    out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
+                    # as the builder reads it: universal newlines, no byte-order mark
+                    out[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8").removeprefix("\ufeff")
                 except (UnicodeDecodeError, OSError):
                     continue
     return out
