@@ -22,7 +22,7 @@ COMMANDS: Registry[ModuleType] = Registry("command", {
     "generate": "benchsmith.evaluate.generation.command",
     "screen": "benchsmith.builders.cceval.model_screen",
     "audit": "benchsmith.builders.cceval.audit",
-    "collect": "benchsmith.collect",
+    "collect": "benchsmith.builders.cceval.collect",
     "score cceval": "benchsmith.evaluate.cceval.command",
     "score humanext": "benchsmith.evaluate.humanext.command",
     "report formats": "benchsmith.evaluate.cceval.report_formats",
