@@ -26,7 +26,9 @@ from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.confine import DEFAULT_MEMORY_MB
 from benchsmith.builders.cceval.cost import COST_FILE, CostMeter, cut_off, provenance, write_cost
 from benchsmith.builders.cceval.filters import ExampleFilterConfig
-from benchsmith.builders.cceval.screens import PROFILES, SCREENS, ScreenProfile
+from benchsmith.builders.cceval.screens import ScreenProfile
+from benchsmith.builders.cceval.split_stats import (example_shares, merged_self_consistency, screens_stats,
+                                                    shard_self_consistency)
 from benchsmith.builders.cceval.steps import Repository, cceval_steps
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.files import FileLimits
@@ -341,56 +343,15 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "tool_versions": dict(sorted(tool_versions.items())),
         "config_fingerprint": config.fingerprint(),
         "build_fingerprint": build_fingerprint(config, summaries),
-        "screens": _screens_stats(config),
+        "screens": screens_stats(config.screens),
         "cursor": config.cursor.value,
         "kinds": [k.value for k in config.kinds] if config.kinds is not None else "all",
-        **_example_shares(out / SPLIT_FILE),
+        **example_shares(out / SPLIT_FILE),
         "self_consistency": merged_self_consistency(shards, config.language),
     }
     write_json(out / STATS_FILE, stats)
     write_cost(out, shards, per_shard)  # measured times: a file of their own, so stats.json stays reproducible
     return stats
-
-
-def _example_shares(split: Path) -> dict:
-    """How many kept examples each reference kind and each cursor place has (stats.json, the card)."""
-    kinds: dict[str, int] = {}
-    places: dict[str, int] = {}
-    for ex in read_jsonl(split) if split.exists() else ():
-        meta = ex.get("metadata", {})
-        kind, place = meta.get("reference_kind") or "unknown", meta.get("cursor_place") or "unknown"
-        kinds[kind] = kinds.get(kind, 0) + 1
-        places[place] = places.get(place, 0) + 1
-    return {"reference_kinds": dict(sorted(kinds.items())), "cursor_places": dict(sorted(places.items()))}
-
-
-def _screens_stats(config: BuildConfig) -> dict:
-    names = PROFILES[ScreenProfile(config.screens)]
-    return {"profile": ScreenProfile(config.screens).value,
-            "applied": [{"screen": n.value, "reason": SCREENS[n].reason.value} for n in names]}
-
-
-# The build's own final check: every kept example, its groundtruth given as the prediction, scored in compat and
-# default mode (``scorability``); the violation counts go into stats.json and should be zero.  Each shard scores
-# the split it writes (so a resumed build does not rescore finished repositories) and the merge adds the sums.
-
-def shard_self_consistency(split: Path, language: str) -> dict:
-    from benchsmith.builders.cceval import scorability
-    from benchsmith.records import Language
-
-    return scorability.raw_tallies(scorability.tally(read_jsonl(split), Language(language)))
-
-
-def merged_self_consistency(shards: list[Path], language: str) -> dict:
-    from benchsmith.builders.cceval import scorability
-    from benchsmith.records import Language
-
-    parts = []
-    for shard in shards:
-        part = json.loads((shard / STATS_FILE).read_text()).get("self_consistency")
-        # a shard without the sums (a failed task's) is scored from its own split file
-        parts.append(part if part is not None else shard_self_consistency(shard / SPLIT_FILE, language))
-    return scorability.figures(scorability.merge_raw(parts, Language(language)))
 
 
 def iter_examples(path: str | os.PathLike):
