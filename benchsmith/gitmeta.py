@@ -104,16 +104,24 @@ def _shown(text: str, limit: int = 200) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def read_regular_at(dir_fd: int, name: str, max_bytes: int, what: str) -> bytes | None:
-    """The content of ``name`` in ``dir_fd`` when it is a regular file of at most ``max_bytes``; None when it does
-    not exist.  Anything else (a link, a FIFO, a device, a larger file) raises ``_Refused``: it is never opened
-    (``lstat`` first; ``O_NONBLOCK`` and a second ``fstat`` cover a swap in between)."""
+def _examine(dir_fd: int | None, name: str, what: str) -> os.stat_result | None:
+    """``lstat`` of ``name`` in ``dir_fd`` (never through a link); None when missing, ``_Refused`` when it cannot be
+    examined."""
     try:
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise _Refused(f"{what} cannot be examined: {exc.strerror}") from None
+
+
+def read_regular_at(dir_fd: int, name: str, max_bytes: int, what: str) -> bytes | None:
+    """The content of ``name`` in ``dir_fd`` when it is a regular file of at most ``max_bytes``; None when it does
+    not exist.  Anything else (a link, a FIFO, a device, a larger file) raises ``_Refused``: it is never opened
+    (``lstat`` first; ``O_NONBLOCK`` and a second ``fstat`` cover a swap in between)."""
+    st = _examine(dir_fd, name, what)
+    if st is None:
+        return None
     if not stat.S_ISREG(st.st_mode):
         raise _Refused(f"{what} is {_kind(st.st_mode)}, not a regular file; not opened")
     if st.st_size > max_bytes:
@@ -133,12 +141,9 @@ def read_regular_at(dir_fd: int, name: str, max_bytes: int, what: str) -> bytes 
 
 def _open_dir_at(dir_fd: int | None, name: str, what: str) -> int | None:
     """A directory fd for ``name`` (never through a link); None when missing; ``_Refused`` when not a directory."""
-    try:
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
+    st = _examine(dir_fd, name, what)
+    if st is None:
         return None
-    except OSError as exc:
-        raise _Refused(f"{what} cannot be examined: {exc.strerror}") from None
     if not stat.S_ISDIR(st.st_mode):
         raise _Refused(f"{what} is {_kind(st.st_mode)}, not a directory")
     try:
