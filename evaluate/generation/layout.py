@@ -126,7 +126,13 @@ def build_prompt(parts: PromptParts, s: PromptSettings, tokenizer: Tokenizer | N
         return BuiltPrompt(a.text, a.crossfile_tokens, a.infile_tokens, None, total, a.truncated)
     render, raw_ctx, sep = _renderer(parts, s)
     suffix = parts.suffix if s.format is PromptFormat.FIM else ""
-    found = _sentinels_in(s.template, (parts.prefix, suffix, raw_ctx, parts.path))
+    # the code and names the prompt carries (not the rendered repository block, which holds sentinels by design)
+    carried = [parts.prefix, suffix, parts.path, parts.repository]
+    if s.placement is ContextPlacement.REPO_FILES:
+        carried += [text for chunk in parts.chunks for text in chunk]
+    else:
+        carried.append(raw_ctx)
+    found = _sentinels_in(s.template, tuple(carried))
     if tokenizer is None:
         if max_prompt_tokens is not None or s.suffix_max_tokens is not None:
             raise BudgetError("a token budget needs the model's tokenizer; this backend has none (give "

@@ -234,5 +234,10 @@ def test_sentinels_inside_repository_code_are_recorded(tok):
     b = build_prompt(parts, s, tok, 200)
     assert b.sentinels_in_code == ("<fim_middle>", "<|endoftext|>")
     assert b.describe()["sentinels_in_code"] == ["<fim_middle>", "<|endoftext|>"]
+    repo = PromptSettings(PromptFormat.FIM, ContextPlacement.REPO_FILES, template=fim.builtin("starcoder2"))
+    assert build_prompt(PromptParts("x = ", "\n", None, CHUNKS, "proj", "a.py"), repo, tok, 200).sentinels_in_code == ()
+    hostile = (("src/<file_sep>.py", "y = 1\n"),)
+    assert build_prompt(PromptParts("x = ", "\n", None, hostile, "proj", "a.py"), repo, tok, 200).sentinels_in_code \
+        == ("<file_sep>",)
     clean = build_prompt(PromptParts("x = ", "\ny = 1\n"), s, tok, 200)
     assert "sentinels_in_code" not in clean.describe() and clean.suffix == "\ny = 1\n"

@@ -79,6 +79,7 @@ def test_hf_fim_repo_files_end_to_end(model_dir, split, tmp_path):
     assert meta["postprocess"]["rules"] == [r.value for r in ORDER]
     assert meta["prompt_tokens"]["total"] <= 90 and meta["prompt_tokens"]["suffix"] <= 9
     assert meta["prompt_tokens"]["context"] <= 30
+    assert "sentinels_in_code" not in meta  # the repository block's own sentinels are not the code's
     # the CLI's predictions are the backend's completions of the same prompts, post-processed by the same rules
     backend = create_backend("hf", str(model_dir), device="cpu")
     settings = PromptSettings(PromptFormat.FIM, ContextPlacement.REPO_FILES, template=fim.builtin("starcoder2"),
