@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from benchsmith.builders.cceval.cost import COST_FILE
 from benchsmith.builders.cceval.build import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, BuildConfig,
                                               RepoTask, ShardSummary, build, merge_shards, record_failed_task)
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
@@ -43,12 +44,15 @@ def cli(out: Path, repos: list[Path], *extra: str) -> None:
 
 
 def output_files(out: Path) -> dict[str, bytes]:
-    """Every file of a build (shards included) except the lock, by relative path."""
+    """Every file of a build (shards included) except the lock and the measured costs, by relative path."""
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
-            if p.is_file() and p.name != LOCK_FILE}
+            if p.is_file() and p.name not in (LOCK_FILE, COST_FILE)}
 
 
 def assert_identical(a: Path, b: Path) -> None:
+    # cost.json holds what the run measured (seconds): both builds have one in the same places, its figures differ
+    costs = [sorted(str(p.relative_to(root)) for p in root.rglob(COST_FILE)) for root in (a, b)]
+    assert costs[0] == costs[1] and costs[0], costs
     fa, fb = output_files(a), output_files(b)
     assert sorted(fa) == sorted(fb), f"different files: {sorted(set(fa) ^ set(fb))}"
     different = [name for name in fa if fa[name] != fb[name]]
@@ -118,6 +122,8 @@ def test_same_inputs_and_seed_with_two_workers_are_byte_identical(tmp_path, repo
     clean_files = output_files(clean)
     for name in rebuilt:
         for f in (shards / name).iterdir():
+            if f.name == COST_FILE:
+                continue  # measured seconds
             assert f.read_bytes() == clean_files[f"python/{SHARDS_DIR}/{name}/{f.name}"], f"{name}/{f.name}"
 
 
