@@ -40,9 +40,15 @@ class Mask:
     why: str
 
 
-# Nothing is masked: two records in a row of the same checkout are byte-identical (see
-# docs/behaviour-snapshot.md).  A mask goes here only for a field documented as run-dependent, with its reason.
-MASKS: tuple[Mask, ...] = ()
+# A mask goes here only for a field documented as run-dependent, with its reason (docs/behaviour-snapshot.md).
+_COST_KEYS = ("wall_seconds", "build_cpu_seconds", "toolchain_cpu_seconds", "examples_per_cpu_hour")
+MASKS: tuple[Mask, ...] = (
+    Mask("*cost.json", _COST_KEYS, "builders/cceval/cost.py: what building each repository took, measured"),
+)
+# Sections of a Markdown file that are run-dependent: from the heading to the next heading of its level.
+SECTION_MASKS: tuple[tuple[str, str, str], ...] = (
+    ("*README.md", "## Construction cost", "builders/cceval/card_sources.py: the measured cost table"),
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,16 @@ def _drop_keys(value: Any, keys: frozenset[str]) -> Any:
 
 def _masked_bytes(data: bytes, rel: str, masks: Sequence[Mask]) -> tuple[bytes, list[str]]:
     """The bytes to hash for ``rel``: the file's own, or its JSON with the masked keys removed."""
+    sections = [(h, why) for pattern, h, why in SECTION_MASKS if fnmatch.fnmatchcase(rel, pattern)]
+    if sections:
+        text, dropped = data.decode("utf-8", "replace"), []
+        for heading, _why in sections:
+            start = text.find("\n" + heading + "\n")
+            if start >= 0:
+                end = text.find("\n## ", start + len(heading) + 2)
+                text = text[:start] + (text[end:] if end >= 0 else "\n")
+                dropped.append(heading)
+        return text.encode("utf-8"), dropped
     applied = [m for m in masks if fnmatch.fnmatchcase(rel, m.pattern)]
     if not applied:
         return data, []

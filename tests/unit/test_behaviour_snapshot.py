@@ -231,3 +231,16 @@ def test_a_record_with_a_toolchain_timeout_is_load_dependent(bs, tmp_path):
         "out/demo/cceval/python/excluded.jsonl: benchsmith (toolchain_timeout)"]
     _tree(root, {"out/demo/cceval/python/excluded.jsonl": json.dumps(other)})
     assert bs.load_dependent_exclusions(root) == []
+
+
+def test_measured_costs_are_masked_and_nothing_else(bs, tmp_path):
+    """cost.json's seconds and the card's cost table are measurements: two builds differ there and nowhere else."""
+    card = "# Card\n\n## Examples\n\n{n} examples\n\n## Construction cost\n\n| wall s |\n| {s} |\n\n## Schema\n\nx\n"
+    cost = '{{"total": {{"wall_seconds": {s}, "examples": {n}}}}}'
+    h = [bs.hash_tree(_tree(tmp_path / d, {"out/README.md": card.format(n=n, s=s),
+                                            "out/py/cost.json": cost.format(n=n, s=s)}), "out")
+         for d, n, s in (("a", 3, 1.5), ("b", 3, 9.25), ("c", 4, 1.5))]
+    assert h[0]["out/README.md"]["sha256"] == h[1]["out/README.md"]["sha256"]
+    assert h[0]["out/py/cost.json"]["sha256"] == h[1]["out/py/cost.json"]["sha256"]
+    assert h[0]["out/README.md"]["sha256"] != h[2]["out/README.md"]["sha256"]  # the rest of the card still counts
+    assert h[0]["out/py/cost.json"]["sha256"] != h[2]["out/py/cost.json"]["sha256"]
