@@ -9,10 +9,9 @@ only found here.  A nested literal's keys count when the member's declared type 
 
 from __future__ import annotations
 
-from benchsmith.analyzers.typescript.attribution import member_file
-from benchsmith.analyzers.typescript.kinds import SCAN_DIAGNOSTIC, same_node
+from benchsmith.analyzers.typescript.kinds import same_node
 from benchsmith.analyzers.typescript.model import Plan
-from benchsmith.analyzers.typescript.typed import member_type
+from benchsmith.analyzers.typescript.typed import member_ref, member_type
 from benchsmith.records import CrossFileRef, ReferenceKind
 
 _WRAPPERS = frozenset({"nested_type_identifier", "generic_type"})
@@ -47,7 +46,6 @@ def typed_object(type_name_node):
 def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str], depth: int = 3) -> list[CrossFileRef]:
     """References at the keys of ``obj`` that are members of the project type ``typ`` (``declared_type``), and of
     the literals nested in it whose key's declared type is a project type too."""
-    pos = plan.files[path].positions
     out: list[CrossFileRef] = []
     for child in obj.named_children:
         if child.type == "shorthand_property_identifier":
@@ -59,12 +57,11 @@ def object_member_refs(plan: Plan, path: str, obj, typ: tuple[str, str, str], de
         if key is None or key.type not in ("property_identifier", "shorthand_property_identifier"):
             continue
         name = key.text.decode("utf-8", "replace")
-        defining = member_file(plan, typ[0], typ[1], name)
-        if defining is None or defining == path:
+        ref = member_ref(plan, path, typ, key, f"member {name!r} of {typ[1]} in an object literal",
+                         ReferenceKind.MEMBER)
+        if ref is None:
             continue
-        line, col = pos.line_col(pos.to_char(key.start_byte))
-        out.append(CrossFileRef(path, line, col, name, typ[2], defining, SCAN_DIAGNOSTIC,
-                                f"member {name!r} of {typ[1]} in an object literal", kind=ReferenceKind.MEMBER))
+        out.append(ref)
         value = child.child_by_field_name("value") if child.type == "pair" else None
         if value is not None and value.type == "object" and depth > 1:
             inner = member_type(plan, typ[0], typ[1], name)

@@ -230,27 +230,34 @@ def typed_member_refs(plan: Plan, path: str, tree, typed: dict[str, list[tuple[o
     return out
 
 
+def member_ref(plan: Plan, path: str, typ: tuple[str, str, str], name_node, detail: str, kind) -> CrossFileRef | None:
+    """The reference a member name of the project type ``typ`` makes, at the name; None when the project declares
+    no such member in another file."""
+    symbol = name_node.text.decode("utf-8", "replace")
+    defining = member_file(plan, typ[0], typ[1], symbol)
+    if defining is None or defining == path:
+        return None
+    line, col = plan.files[path].positions.line_col(plan.files[path].positions.to_char(name_node.start_byte))
+    return CrossFileRef(path, line, col, symbol, typ[2], defining, SCAN_DIAGNOSTIC, detail, kind=kind)
+
+
 def member_chain(plan: Plan, path: str, access, typ: tuple[str, str, str], depth: int = 4) -> list[CrossFileRef]:
     """References along ``v.a.b.c`` from the member access ``v.a`` whose object has the project type ``typ``:
     ``a`` when the type declares it, then ``b`` when ``a``'s declared type is a project type that declares it..."""
-    pos = plan.files[path].positions
     out: list[CrossFileRef] = []
     while typ is not None and access is not None and access.type == "member_expression" and depth > 0:
         member = access.child_by_field_name("property")
         if member is None or member.type != "property_identifier":
             break
-        symbol = member.text.decode("utf-8", "replace")
-        defining = member_file(plan, typ[0], typ[1], symbol)
-        if defining is None or defining == path:
+        ref = member_ref(plan, path, typ, member, f"member of {typ[1]}", classify(member))
+        if ref is None:
             break
-        line, col = pos.line_col(pos.to_char(member.start_byte))
-        out.append(CrossFileRef(path, line, col, symbol, typ[2], defining, SCAN_DIAGNOSTIC,
-                                f"member of {typ[1]}", kind=classify(member)))
+        out.append(ref)
         outer = access.parent
         if outer is None or outer.type != "member_expression" or \
                 not same_node(outer.child_by_field_name("object"), access):
             break
-        typ, access, depth = member_type(plan, typ[0], typ[1], symbol), outer, depth - 1
+        typ, access, depth = member_type(plan, typ[0], typ[1], ref.symbol), outer, depth - 1
     return out
 
 
