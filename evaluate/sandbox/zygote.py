@@ -211,6 +211,8 @@ def clear_scratch():
     for top in SCRATCH_DIRS if PRIVATE_FS[0] else ():
         for name in os.listdir(top):
             path = os.path.join(top, name)
+            if path in KEEP_IN_SCRATCH:
+                continue  # the bound interpreter tree (a venv under /tmp), read-only
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:

@@ -18,6 +18,8 @@ PRIVATE_FS = [False]
 SYSTEM_TOPS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 NEW_ROOT = "/tmp"  # staging mount point: any existing directory; covered by our tmpfs, in our namespace only
+# top-level entries of the scratch directories that hold a bound interpreter tree (root's, read-only): never cleared
+KEEP_IN_SCRATCH = set()
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217, "riscv64": 41}
 
 
@@ -76,6 +78,14 @@ def private_filesystem(cfg):
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755", "mount the new root")
     for src, target in links.items():
         os.symlink(target, root + src)
+    # the private scratch goes up before the trees: an interpreter or a venv under /tmp or /var/tmp (a checkout
+    # cloned there) is then bound on top of it instead of being covered by it
+    for top in ("/tmp", "/var/tmp"):
+        os.makedirs(root + top, exist_ok=True)
+        mount("tmpfs", root + top, "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=1777" % scratch_mb, "tmpfs on " + top)
+        for src in trees:
+            if under(src, [top]):
+                KEEP_IN_SCRATCH.add(top + "/" + src[len(top) + 1:].split("/")[0])
     bound = []
     for src in trees:
         bind_tree(src, held.pop(src), root)
@@ -108,7 +118,7 @@ def private_filesystem(cfg):
     mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible", "mount /proc")
     for d in ("/tmp", "/var/tmp", "/run"):
         os.makedirs(root + d, exist_ok=True)
-    for top, size in (("/tmp", scratch_mb), ("/var/tmp", scratch_mb), ("/dev/shm", 16)):
+    for top, size in (("/dev/shm", 16),):
         mount("tmpfs", root + top, "tmpfs", MS_NOSUID | MS_NODEV, "size=%dm,mode=1777" % size, "tmpfs on " + top)
     writable = {root + d for d in ("/tmp", "/var/tmp", "/dev/shm")} | {root + "/proc"}
     failures = []

@@ -242,3 +242,26 @@ def test_missing_network_namespace_is_detected_and_said(monkeypatch):
     assert iso.mode is LaunchMode.PLAIN and not iso.network_namespace and not iso.separate_uid
     assert "NO network namespace" in iso.describe()
     assert any("can use the network" in note for note in iso.notes)
+
+
+def test_an_interpreter_under_tmp_keeps_its_packages(tmp_path_factory):
+    """A checkout cloned under /tmp has its venv there: the sandbox's private /tmp must not cover it (the venv is
+    bound on top, read-only, and survives the scratch clearing between runs)."""
+    import subprocess
+    import sys
+
+    venv = tmp_path_factory.mktemp("venv-under-tmp") / "v"
+    assert str(venv).startswith("/tmp/")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=scaled(120))
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "marker_pkg_xyz.py").write_text("VALUE = 41\n")
+    sb = Sandbox(python=str(venv / "bin" / "python"), timeout=scaled(20))
+    try:
+        for _ in range(2):  # the second run: after the scratch was cleared
+            res = sb.run("import marker_pkg_xyz\nprint(marker_pkg_xyz.VALUE + 1)\n"
+                         "open(marker_pkg_xyz.__file__ + '.evil', 'w')\n")
+            assert res.stdout.strip() == "42", res
+            assert res.verdict is Verdict.FAILED and ("Read-only" in res.stderr or "Permission" in res.stderr), res
+        assert not (site / "marker_pkg_xyz.py.evil").exists()
+    finally:
+        sb.close()
