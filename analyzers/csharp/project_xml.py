@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchsmith.analyzers.common import walk
 from benchsmith.config_values import MAX_CONFIG_CHARS, MAX_DEPTH, MAX_ELEMENTS
 
 _NAME = re.compile(r"[A-Za-z_][\w.\-:]*")
@@ -49,11 +50,7 @@ class Element:
 
     def iter(self):
         """This element and every descendant, in document order."""
-        stack = [self]
-        while stack:
-            e = stack.pop()
-            yield e
-            stack.extend(reversed(e.children))
+        return walk(self)
 
 
 @dataclass

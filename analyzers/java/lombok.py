@@ -45,19 +45,12 @@ def lombok_field(index: JavaIndex, t: JavaType, member: str, texts: dict[str, st
     parts = _field_of(member)
     if parts is None:
         return None
-    queue, seen = [t], {t.fqn}
-    while queue:
-        cur = queue.pop(0)
+    for cur in index.hierarchy(t):
         text = texts.get(cur.file, "")
         at = _field_at(text, *parts)
         if at is not None:
             line = text.count("\n", 0, at)
             return Definition(cur.file, line, line, parts[1])
-        for s in cur.supers:
-            nxt = index.resolve_simple(s, cur.file)
-            if nxt is not None and nxt.fqn not in seen and len(seen) < 50:
-                seen.add(nxt.fqn)
-                queue.append(nxt)
     return None
 
 

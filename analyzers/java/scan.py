@@ -175,17 +175,19 @@ class JavaIndex:
         mentions it (an inherited method); None when no project file in the hierarchy does (a JDK or library
         supertype's member is not cross-file knowledge)."""
         pattern = re.compile(rf"\b{re.escape(member)}\b")
+        return next((cur.file for cur in self.hierarchy(t) if pattern.search(texts.get(cur.file, ""))), None)
+
+    def hierarchy(self, t: JavaType):
+        """``t`` and its project supertypes, nearest first (breadth-first; at most 50, each once)."""
         queue, seen = [t], {t.fqn}
         while queue:
             cur = queue.pop(0)
-            if pattern.search(texts.get(cur.file, "")):
-                return cur.file
+            yield cur
             for s in cur.supers:
                 nxt = self.resolve_simple(s, cur.file)
                 if nxt is not None and nxt.fqn not in seen and len(seen) < 50:
                     seen.add(nxt.fqn)
                     queue.append(nxt)
-        return None
 
 
 def _common_prefix(a: str, b: str) -> int:
