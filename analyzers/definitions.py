@@ -12,9 +12,11 @@ whole declaration (a field's type with its declarator, an exported ``const`` wit
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Iterable, Iterator
 
+from benchsmith.analyzers.common import walk
 from benchsmith.files import SourceFile
 from benchsmith.records import CrossFileRef, Definition, ReferenceKind
 
@@ -80,11 +82,7 @@ def find_definition(tree, names: Iterable[str], owner: str = "", top_level: bool
     ``top_level``: only declarations outside any function (what another module can import)."""
     wanted = set(names)
     best = None
-    stack = [tree.root_node]
-    seen = 0
-    while stack and seen < _MAX_NODES:
-        node = stack.pop()
-        seen += 1
+    for node in itertools.islice(walk(tree.root_node), _MAX_NODES):
         for name in _declared_names(node):
             if name in wanted:
                 cls, in_body = _context(node)
@@ -95,7 +93,6 @@ def find_definition(tree, names: Iterable[str], owner: str = "", top_level: bool
                 if best is None or rank < best[0]:
                     outer = _outer(node)
                     best = (rank, outer.start_point[0], outer.end_point[0], name)
-        stack.extend(reversed(node.children))
     return None if best is None else best[1:]
 
 
