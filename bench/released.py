@@ -162,6 +162,7 @@ def compare(lang: str, sites: dict[tuple, Site], split: Path, repos: dict[str, d
             continue
         excluded_lines.setdefault((e.get("repository"), file_line[0], int(file_line[1]) - 1), Counter())[e["reason"]] += 1
     why: Counter = Counter()
+    missing: list[tuple[Site, str]] = []
     for key, site in sites.items():
         hit = cursors.get(key)
         if hit is not None and hit[0] == site.end:
@@ -171,9 +172,11 @@ def compare(lang: str, sites: dict[tuple, Site], split: Path, repos: dict[str, d
             same_end += 1
         elif hit is None:
             reasons = excluded_lines.get((site.repository, site.file, site.line))
-            why[f"excluded: {reasons.most_common(1)[0][0]}" if reasons else "never a candidate"] += 1
+            reason = f"excluded: {reasons.most_common(1)[0][0]}" if reasons else "never a candidate"
+            why[reason] += 1
+            missing.append((site, reason))
     return {"exact": exact, "same_line_end": same_end, "places": places, "kinds": kinds,
-            "found_kinds": found_kinds, "why": why, "examples": sum(places.values())}
+            "found_kinds": found_kinds, "why": why, "examples": sum(places.values()), "missing": missing}
 
 
 def place_counts(lang: str, split: Path, repos: dict[str, dict[str, str]]) -> list[Counter]:
@@ -240,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", action="store_true",
                     help="also print the weights per kind of place (Analyzer.released_cursor) that make the "
                          "--cursor released build's shares those of the released examples")
+    ap.add_argument("--list-missing", action="store_true",
+                    help="print each released example not found on a line with the same end: file, line, why, "
+                         "and the released line with its cursor marked |")
     args = ap.parse_args(argv)
     rows = list(csv.DictReader((args.repos or args.data / "dev_repos.tsv").open(encoding="utf-8"), delimiter="\t"))
     work = args.work or Path(tempfile.mkdtemp(prefix="benchsmith-released-"))
@@ -263,6 +269,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"      cursor places: {_share(r['places'])}")
             print(f"      kinds: {_share(r['kinds'])}; of the exact matches: {_share(r['found_kinds'])}")
             print(f"      not on a line with the same end: {dict(r['why'].most_common())}")
+            if args.list_missing and rule is CursorRule.RELEASED:
+                for site, reason in r["missing"]:
+                    text = repos[site.repository][site.file]
+                    start = text.rfind("\n", 0, site.cursor) + 1
+                    shown = (text[start:site.cursor] + "|" + text[site.cursor:site.end]).strip()[:160]
+                    print(f"        {site.repository[:24]} {site.file}:{site.line + 1} [{reason}] {shown!r}")
             if args.fit and rule is CursorRule.NAME:
                 fitted = fit_weights(place_counts(lang, split, repos), Counter(s.place for s in sites.values()))
                 print(f"      fitted released_cursor weights: {fitted}")
