@@ -204,10 +204,13 @@ class ExampleMetadata(Record):
     # {"surprisal": bits per groundtruth token under an n-gram model of the prompt, "screens": the model-free
     # screens that fire on it} (builders/cceval/screens.py predictability), so a user can pick a stricter cut
     predictability: dict[str, Any] | None = None
+    # --cursor released only: the scorer modes (``compat-cceval``) that cannot give an exact copy of this groundtruth full
+    # marks, as in the released benchmark (builders/cceval/filters.ScorableGroundtruth)
+    unscorable_modes: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = super().to_dict()
-        for key in ("retrieved_lines", "predictability"):
+        for key in ("retrieved_lines", "predictability", "unscorable_modes"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out

@@ -348,6 +348,8 @@ def merge_shards(out: Path, shards: list[Path], summaries: list[ShardSummary], c
         "kinds": [k.value for k in config.kinds] if config.kinds is not None else "all",
         **example_shares(out / SPLIT_FILE),
         "self_consistency": merged_self_consistency(shards, config.language),
+        # the measured seconds live in their own file: in stats.json they would make two fresh builds differ
+        "construction_cost": COST_FILE,
     }
     write_json(out / STATS_FILE, stats)
     write_cost(out, shards, per_shard)  # measured times: a file of their own, so stats.json stays reproducible

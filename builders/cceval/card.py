@@ -304,7 +304,10 @@ def _audit_section(langs: list[LanguageStats]) -> list[str]:
     for st in audited:
         a = st.audit
         sc = a["self_consistency"]
-        cell = lambda m: "-" if "skipped" in sc[m] else f"{sc[m]['em']:.1f} / {sc[m]['es']:.1f} ({sc[m]['violations']})"  # noqa: E731
+        cell = lambda m: "-" if "skipped" in sc[m] else (  # noqa: E731
+            f"{sc[m]['em']:.1f} / {sc[m]['es']:.1f} ({sc[m]['violations']}"
+            + (f"; {sc[m]['unscorable_as_released']} as released" if sc[m].get("unscorable_as_released") else "")
+            + ")")
         c, d = a["concentration"], a["near_duplicates"]
         rows.append([st.language, a["examples"], cell("compat-cceval"), cell("default"),
                      f"{_pct(c['top_repository_share'])} ({c['repository_count']})",

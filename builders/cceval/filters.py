@@ -16,6 +16,9 @@ class ExampleFilterConfig:
     dedup: bool = True
     leakage: bool = True
     scorable: bool = True  # drop what the scorers can never give full marks (off only to measure the problem)
+    # --cursor released: keep what the scorers cannot give full marks, as the released benchmark has such
+    # examples, declared in ``metadata.unscorable_modes`` (ScorableGroundtruth)
+    as_released: bool = False
 
 
 class GroundtruthLength(Filter[CompletionExample]):
@@ -82,23 +85,39 @@ class GroundtruthInPrompt(Filter[CompletionExample]):
 class ScorableGroundtruth(Filter[CompletionExample]):
     """An exact copy of the groundtruth must score EM 100 / ES 100 in compat and default mode; the cases and why
     they are dropped rather than cut are in ``scorability``.  Before the dedup filter, so that dropping an
-    unscorable example never takes a scorable twin with it."""
+    unscorable example never takes a scorable twin with it.
+
+    With ``as_released`` (``--cursor released``) such an example is kept and the modes it falls short in are
+    declared in ``metadata.unscorable_modes``: the released groundtruths run to the end of the first line whose last
+    token is ``;``/``{``/``}``, so the released benchmark holds ``return [S.ok, { p: f(x) }];``, which its own
+    scorer cuts at the first ``{``, and object-literal lines running on to the next such line, which no scorer
+    that ends a prediction at its statement can match; a build that is to reproduce the benchmark must hold them
+    too.  The self-consistency figures count them apart from violations.  A scorer that failed on the text is
+    never an exception."""
 
     stage = Stage.EXAMPLE_FILTER
+
+    def __init__(self, counter=None, as_released: bool = False) -> None:
+        super().__init__(counter)
+        self.as_released = as_released
 
     def check(self, ex: CompletionExample):
         from benchsmith.builders.cceval import scorability
 
-        bad = scorability.unscorable(ex.prompt, ex.groundtruth, scorability.example_language(ex))
-        if bad is not None:
-            return Reason.UNSCORABLE_GROUNDTRUTH, scorability.describe(bad, ex.groundtruth)
-        return None
+        scores = scorability.self_scores(ex.prompt, ex.groundtruth, scorability.example_language(ex))
+        bad = [s for s in scores if not s.ok]
+        if not bad:
+            return None
+        if self.as_released and not any(s.failed for s in bad):
+            ex.metadata.unscorable_modes = [s.mode.value for s in bad]
+            return None
+        return Reason.UNSCORABLE_GROUNDTRUTH, scorability.describe(bad[0], ex.groundtruth)
 
 
 def default_filters(cfg: ExampleFilterConfig, counter) -> list[Filter]:
     steps: list[Filter] = [GroundtruthLength(cfg, counter), PromptLength(cfg, counter)]
     if cfg.scorable:
-        steps.append(ScorableGroundtruth(counter))
+        steps.append(ScorableGroundtruth(counter, cfg.as_released))
     if cfg.leakage:
         steps.append(GroundtruthInPrompt(counter))
     if cfg.dedup:

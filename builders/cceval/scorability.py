@@ -32,6 +32,7 @@ from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
 from benchsmith.records import CompletionExample, Language
 
 MODES = (Mode.COMPAT, Mode.DEFAULT)
+SCORER_FAILED = "<scorer failed: "
 
 
 def modes_for(language: Language) -> tuple[Mode, ...]:
@@ -50,6 +51,11 @@ class SelfScore:
     def ok(self) -> bool:
         return self.em == 1 and self.es == 100
 
+    @property
+    def failed(self) -> bool:
+        """The scorer raised on the text (``kept`` names the error) rather than scoring it."""
+        return self.kept.startswith(SCORER_FAILED)
+
 
 def self_scores(prompt: str, groundtruth: str, language: Language) -> list[SelfScore]:
     """The groundtruth scored as its own prediction, in every mode that applies to ``language``.  A scorer that
@@ -60,7 +66,7 @@ def self_scores(prompt: str, groundtruth: str, language: Language) -> list[SelfS
         try:
             s = score_example("self", prompt, groundtruth, groundtruth, language, mode)
         except (ValueError, RecursionError, MemoryError, UnicodeError) as exc:
-            out.append(SelfScore(mode, 0, 0.0, f"<scorer failed: {type(exc).__name__}>"))
+            out.append(SelfScore(mode, 0, 0.0, f"{SCORER_FAILED}{type(exc).__name__}>"))
             continue
         out.append(SelfScore(mode, s.em, s.es, s.pred_postprocessed))
     return out
@@ -96,15 +102,22 @@ class ModeTally:
     es_sum: float = 0.0
     violations: int = 0
     violating: list[str] = field(default_factory=list)  # the first task ids that violate, for the report
+    # examples that declare this mode in ``metadata.unscorable_modes`` and fall short in it (``--cursor released``
+    # keeps the released benchmark's own; counted in the means, never a violation)
+    as_released: int = 0
 
-    def add(self, task_id: str, s: SelfScore, keep_ids: int = KEEP_IDS) -> None:
+    def add(self, task_id: str, s: SelfScore, keep_ids: int = KEEP_IDS, declared: bool = False) -> None:
         self.examples += 1
         self.em_sum += s.em
         self.es_sum += s.es
-        if not s.ok:
-            self.violations += 1
-            if len(self.violating) < keep_ids:
-                self.violating.append(task_id)
+        if s.ok:
+            return
+        if declared:
+            self.as_released += 1
+            return
+        self.violations += 1
+        if len(self.violating) < keep_ids:
+            self.violating.append(task_id)
 
     def merge(self, other: "ModeTally", keep_ids: int = KEEP_IDS) -> None:
         self.examples += other.examples
@@ -112,15 +125,19 @@ class ModeTally:
         self.es_sum += other.es_sum
         self.violations += other.violations
         self.violating.extend(other.violating[: max(0, keep_ids - len(self.violating))])
+        self.as_released += other.as_released
 
     def raw(self) -> dict:
-        return {"examples": self.examples, "em_sum": self.em_sum, "es_sum": self.es_sum,
-                "violations": self.violations, "violating": list(self.violating)}
+        out = {"examples": self.examples, "em_sum": self.em_sum, "es_sum": self.es_sum,
+               "violations": self.violations, "violating": list(self.violating)}
+        if self.as_released:
+            out["as_released"] = self.as_released
+        return out
 
     @classmethod
     def from_raw(cls, d: dict) -> "ModeTally":
         return cls(int(d["examples"]), int(d["em_sum"]), float(d["es_sum"]), int(d["violations"]),
-                   list(d.get("violating", [])))
+                   list(d.get("violating", [])), int(d.get("as_released", 0)))
 
     def figures(self) -> dict:
         n = self.examples
@@ -128,9 +145,16 @@ class ModeTally:
                "em": round(100 * self.em_sum / n, 2) if n else 100.0,
                "es": round(self.es_sum / n, 2) if n else 100.0,
                "violations": self.violations}
+        if self.as_released:
+            out["unscorable_as_released"] = self.as_released
         if self.violating:
             out["violating"] = list(self.violating)
         return out
+
+
+def declared_modes(record: dict) -> frozenset[str]:
+    """The modes a CrossCodeEval dict declares its groundtruth unscorable in (``metadata.unscorable_modes``)."""
+    return frozenset(record.get("metadata", {}).get("unscorable_modes") or ())
 
 
 def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
@@ -138,8 +162,9 @@ def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
     tallies = {mode: ModeTally() for mode in modes_for(language)}
     for rec in records:
         task_id = rec.get("metadata", {}).get("task_id", "")
+        declared = declared_modes(rec)
         for s in self_scores(rec["prompt"], rec["groundtruth"], language):
-            tallies[s.mode].add(task_id, s)
+            tallies[s.mode].add(task_id, s, declared=s.mode.value in declared)
     return tallies
 
 

@@ -22,7 +22,7 @@ from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import default_filters
 from benchsmith.builders.cceval.screens import PredictabilityScore, profile_screens
 from benchsmith.pipeline import DropLedger, Observer, Step
-from benchsmith.records import CompletionExample, Reason, RepoSpec, Stage
+from benchsmith.records import CompletionExample, CursorRule, Reason, RepoSpec, Stage
 
 if TYPE_CHECKING:
     from benchsmith.builders.cceval.build import BuildConfig
@@ -220,7 +220,9 @@ def cceval_steps(repo: Repository, ledger: DropLedger, observer: Observer | None
         RepositoryFilters(ledger, observer),
         Analyze(ledger, observer),
         Cut(ledger, observer),
-        *default_filters(cfg.example_filters, ledger),
+        # the released cursor brings the released groundtruth ends, and with them the released scorer's blind spots
+        *default_filters(dataclasses.replace(cfg.example_filters, as_released=cfg.cursor is CursorRule.RELEASED),
+                         ledger),
         *profile_screens(cfg.screens, ledger),
         Sample(repo, ledger, observer),
         PredictabilityScore(ledger, cfg.screens),

@@ -53,6 +53,10 @@ def assert_identical(a: Path, b: Path) -> None:
     # cost.json holds what the run measured (seconds): both builds have one in the same places, its figures differ
     costs = [sorted(str(p.relative_to(root)) for p in root.rglob(COST_FILE)) for root in (a, b)]
     assert costs[0] == costs[1] and costs[0], costs
+    for root in (a, b):  # stats.json names the file, and holds none of its seconds
+        stats = json.loads((root / "python" / "stats.json").read_text())
+        assert (root / "python" / stats["construction_cost"]).is_file()
+        assert "wall_seconds" not in json.dumps(stats)
     fa, fb = output_files(a), output_files(b)
     assert sorted(fa) == sorted(fb), f"different files: {sorted(set(fa) ^ set(fb))}"
     different = [name for name in fa if fa[name] != fb[name]]

@@ -194,3 +194,51 @@ def test_builder_and_default_scorer_end_statements_with_one_rule_set():
         assert default.rules(Language(name)).statement_parents == cls.statement_parents(), name
     assert "switch_section" in registry()["csharp"].statement_parents()
     assert registry()["go"].statement_parents() == frozenset()  # Go ends statements at line ends instead
+
+
+def test_released_cursor_keeps_what_only_the_released_scorer_cannot_score(tmp_path):
+    """Through tsc and the CLI.  The released groundtruth of ``return [StatusCodes.ok, { p: f(x) }];`` runs to the
+    line's ``;``, and the released scorer cuts a prediction at its first ``{``: the released benchmark holds such
+    examples, so ``--cursor released`` keeps it, declared in ``metadata.unscorable_modes`` and counted apart from
+    violations; ``--cursor name`` ends the groundtruth at the ``{`` token, which both scorers give full marks."""
+    from benchsmith.cli import main
+    from tests.invariants import check_self_consistency
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "status.ts").write_text("export const StatusCodes = { ok: 200, notFound: 404 };\n")
+    (repo / "api.ts").write_text(
+        "import { StatusCodes } from './status';\n\nexport function handler(player: number) {\n"
+        "    const a = 1;\n    const b = 2;\n    const c = 3;\n    const d = a + b + c;\n"
+        "    const record = {\n        first: StatusCodes.notFound,\n        second: d,\n    };\n"
+        "    return [StatusCodes.ok, { player: player, total: record }];\n}\n")
+    built = {}
+    for rule in ("name", "released"):
+        out = tmp_path / rule
+        assert main(["build", "cceval", "--lang", "typescript", "--repo", str(repo), "--output", str(out),
+                     "--retrievers", "none", "--workers", "1", "--quiet", "--no-card", "--screens", "none",
+                     "--cursor", rule]) == 0
+        examples = [json.loads(x) for x in (out / "typescript" / "line_completion.jsonl").read_text().splitlines()]
+        built[rule] = ({e["metadata"]["groundtruth_start_lineno"]: e for e in examples},
+                       json.loads((out / "typescript" / "stats.json").read_text()))
+    name_examples, name_stats = built["name"]
+    name_ex = name_examples[11]
+    assert name_ex["groundtruth"] == "ok, {" and "unscorable_modes" not in name_ex["metadata"]
+    assert "unscorable_as_released" not in name_stats["self_consistency"]["compat"]
+    released_examples, released_stats = built["released"]
+    released_ex = released_examples[11]
+    assert released_ex["groundtruth"].endswith("total: record }];")
+    # the object literal's member line runs on to the `};` line, which the released scorer cuts at its `}`
+    assert released_examples[8]["groundtruth"].endswith("second: d,\n    };")
+    for line in (8, 11):
+        assert released_examples[line]["metadata"]["unscorable_modes"] == [Mode.COMPAT.value]
+    compat = released_stats["self_consistency"]["compat"]
+    assert compat["violations"] == 0 and compat["unscorable_as_released"] == 2 and compat["em"] == 0
+    assert released_stats["self_consistency"]["default"] == {**released_stats["self_consistency"]["default"],
+                                                             "violations": 0, "em": 100.0}
+    assert released_stats["dropped"].get("unscorable_groundtruth") is None
+    check_self_consistency(list(released_examples.values()))
+    forged = json.loads(json.dumps(name_ex))
+    forged["metadata"]["unscorable_modes"] = [Mode.COMPAT.value]  # a declaration the scores do not bear out
+    with pytest.raises(AssertionError):
+        check_self_consistency([forged])
