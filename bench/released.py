@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchsmith.builders.cceval.cursor import classify  # noqa: E402
-from benchsmith.records import CursorRule  # noqa: E402
+from benchsmith.builders.cceval.records import CursorRule
 
 EXTENSIONS = {"python": (".py",), "java": (".java",), "typescript": (".ts", ".tsx"), "csharp": (".cs",)}
 

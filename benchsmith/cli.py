@@ -14,29 +14,24 @@ from typing import Sequence
 
 from benchsmith.registry import Registry, did_you_mean
 
-# "build cceval" -> its module (``add_arguments`` and ``run``), with its help line as the note.  A module is imported
-# only to build its parser; one whose optional dependency is missing becomes a command that says so.
-COMMANDS: Registry[ModuleType] = Registry("command", {
-    "build cceval": "benchsmith.builders.cceval.command",
-    "build humanext": "benchsmith.builders.humanext.command",
-    "generate": "benchsmith.evaluate.generation.command",
-    "screen": "benchsmith.builders.cceval.model_screen",
-    "audit": "benchsmith.builders.cceval.audit",
-    "collect": "benchsmith.builders.cceval.collect",
-    "score cceval": "benchsmith.evaluate.cceval.command",
-    "score humanext": "benchsmith.evaluate.humanext.command",
-    "report formats": "benchsmith.evaluate.cceval.report_formats",
-}, notes={
-    "build cceval": "build a CrossCodeEval-style cross-file completion split",
-    "build humanext": "build HumanExtension prompt variants",
-    "generate": "generate completions with vLLM / transformers / HTTP",
-    "screen": "drop examples a model completes from in-file context alone",
-    "audit": "audit a built split: predictability screens, self-consistency, concentration, duplicates, lengths",
-    "collect": "pick PyPI, npm or Debian packages that meet the paper's criteria; write a repos file of pinned sources",
-    "score cceval": "score cross-file completions (EM, ES, identifier match)",
-    "score humanext": "execute and score HumanExtension predictions",
-    "report formats": "CrossCodeEval scores of one model per prompt format and context placement, side by side",
-})
+def _commands() -> Registry[ModuleType]:
+    """Every command -> its module (``add_arguments`` and ``run``), with its help line as the note: the core's
+    each benchmark family's, then the core's own (``benchsmith.families``).  A module is imported only to build its parser;
+    one whose optional dependency is missing becomes a command that says so."""
+    from benchsmith.families import families
+
+    entries: dict[str, tuple[str, str]] = {}
+    for family in families():
+        entries.update(family.commands)
+    entries.update(CORE_COMMANDS)
+    return Registry("command", {name: module for name, (module, _) in entries.items()},
+                    notes={name: note for name, (_, note) in entries.items()})
+
+
+CORE_COMMANDS = {
+    "generate": ("benchsmith.evaluate.generation.command", "generate completions with vLLM / transformers / HTTP"),
+}
+COMMANDS: Registry[ModuleType] = _commands()
 
 
 class _Parser(argparse.ArgumentParser):

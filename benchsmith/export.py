@@ -1,14 +1,14 @@
-"""Hugging Face ``datasets`` and parquet views of a build's JSONL files, for both benchmarks.
+"""Hugging Face ``datasets`` and parquet views of a build's JSONL files, for every benchmark family.
 
-* ``write_outputs(DIR)``: every ``DIR/<lang>/line_completion*.jsonl`` (CrossCodeEval) and ``DIR/humanext/*.jsonl``
-  (HumanExtension) become ``DIR/hf/``, a ``DatasetDict`` (``save_to_disk``) with one split per file
-  (``python_line_completion_rg1_bm25``, ``humanext_<file>``) and explicit ``Features``, and
-  ``DIR/parquet/<lang>/<name>.parquet``, one parquet file per JSONL file;
-* ``write_variant_table(DIR/humanext, variants)``: the HumanExtension build's own view of its variants,
-  ``variants.parquet`` and ``hf/``, with a flat fixed schema (``extra`` as a JSON string);
+* ``write_outputs(DIR)``: every split file of every family (``benchsmith.families``: ``DIR/<lang>/...`` or the
+  family's own folder) becomes a split of ``DIR/hf/``, a ``DatasetDict`` (``save_to_disk``), named
+  ``<group>_<file stem>`` (``python_line_completion_rg1_bm25``, ``humanext_variants``), with explicit ``Features``
+  starting from the family's schema, and ``DIR/parquet/<group>/<name>.parquet``, one parquet file per JSONL file;
 * ``push_to_hub(DIR/hf, repo_id)``: the real upload, for users with a token (with the dataset card).
+  (A family may write views of its own beside these: HumanExtension's flat variant table,
+  ``builders/humanext/table.py``.)
 
-Features are written out explicitly: CrossCodeEval's schema is fixed (so a split with no examples, or a field
+Features are written out explicitly: a family's schema is fixed (so a split with no examples, or a field
 that happens to be null everywhere, keeps its type) and any extra field is typed from the records, a type clash
 naming the file, line and field.  Same JSONL in, same bytes out: fingerprints are content hashes, not random.
 Each directory is written beside its final place and swapped in whole, so a failure never leaves half a dataset
@@ -18,9 +18,7 @@ next to a good one.  ``datasets`` and ``pyarrow`` are imported only when a view 
 from __future__ import annotations
 
 import contextlib
-import enum
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchsmith import layout
+from benchsmith.families import FAMILIES, BenchmarkFamily, families
 from benchsmith.enums import StrEnum
 from benchsmith.jsonio import read_jsonl
 from benchsmith.json_types import SchemaError, conform, features_for, merge_types, type_of
@@ -44,17 +43,12 @@ class OutputFormat(StrEnum):
     PARQUET = "parquet"
 
 
-class Family(str, enum.Enum):
-    CCEVAL = "cceval"
-    HUMANEXT = "humanext"
-
-
 @dataclass(frozen=True)
 class SplitSource:
-    name: str  # split name: <lang>_<file stem> or humanext_<file stem>
+    name: str  # split name: <group>_<file stem>
     path: Path
-    family: Family
-    group: str  # language, or "humanext"
+    family: str  # a benchsmith.families name
+    group: str  # the language folder, or the family's own folder
 
 
 @dataclass
@@ -64,26 +58,7 @@ class OutputSummary:
     hub_url: str | None = None
 
 
-CCEVAL_SCHEMA: Any = ("dict", {
-    "prompt": "string",
-    "groundtruth": "string",
-    "right_context": "string",
-    "metadata": ("dict", {
-        "task_id": "string",
-        "repository": "string",
-        "file": "string",
-        "context_start_lineno": "int64",
-        "groundtruth_start_lineno": "int64",
-        "right_context_start_lineno": "int64",
-    }),
-    "crossfile_context": ("dict", {
-        "text": "string",
-        "list": ("list", ("dict", {"retrieved_chunk": "string", "filename": "string", "score": "float64"})),
-    }),
-})
-
-
-def _require(module: str, fmt: str):
+def require(module: str, fmt: str):
     import importlib
 
     try:
@@ -120,7 +95,7 @@ def staged_dir(final: Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _quiet_datasets(datasets) -> Iterator[None]:
+def quiet_datasets(datasets) -> Iterator[None]:
     """Our own progress display is rich: keep datasets' bars off stderr while it writes."""
     bars = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
@@ -138,20 +113,19 @@ def _split_name(*parts: str) -> str:
     return re.sub(r"\W+", "_", "_".join(parts)).strip("_")
 
 
+def _where(family: BenchmarkFamily) -> str:
+    return f"{family.files.folder or '<language>'}/{family.files.glob}"
+
+
 def discover_splits(out_dir: str | os.PathLike) -> list[SplitSource]:
-    """Every ``<lang>/line_completion*.jsonl`` and ``humanext/*.jsonl`` under ``out_dir``, in a stable order."""
+    """Every split file of every benchmark family under ``out_dir``, family by family, in a stable order."""
     root = Path(out_dir)
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such output directory; build the benchmark first")
     found: list[SplitSource] = []
-    for lang_dir in sorted(p for p in root.iterdir() if layout.is_language_dir(p)):
-        for path in layout.split_files(lang_dir):
-            found.append(SplitSource(_split_name(lang_dir.name, path.stem), path, Family.CCEVAL, lang_dir.name))
-    hx = root / layout.HUMANEXT_DIR
-    if hx.is_dir():
-        for path in sorted(hx.glob("*.jsonl")):
-            found.append(SplitSource(_split_name(layout.HUMANEXT_DIR, path.stem), path, Family.HUMANEXT,
-                                     layout.HUMANEXT_DIR))
+    for family in families():
+        for group, path in family.split_paths(root):
+            found.append(SplitSource(_split_name(group, path.stem), path, family.name, group))
     names = [s.name for s in found]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -162,24 +136,16 @@ def discover_splits(out_dir: str | os.PathLike) -> list[SplitSource]:
 def read_records(source: SplitSource) -> tuple[list[dict], Any]:
     """The records of one JSONL file and their type tree; errors name the file, line and field."""
     rows: list[dict] = []
-    tree: Any = CCEVAL_SCHEMA if source.family is Family.CCEVAL else ("dict", {})
+    family = FAMILIES.load(source.family)
+    tree: Any = family.schema
     for lineno, rec in enumerate(read_jsonl(source.path), 1):
         try:
-            if source.family is Family.CCEVAL:
-                _check_cceval(rec)
+            family.check_record(rec)
             tree = merge_types(tree, type_of(rec))
         except SchemaError as exc:
             raise SchemaError(f"{source.path}: record {lineno}: {exc}") from None
         rows.append(rec)
     return rows, tree
-
-
-def _check_cceval(rec: dict) -> None:
-    missing = [k for k in ("prompt", "groundtruth", "right_context", "metadata") if k not in rec]
-    if missing:
-        raise SchemaError(f"missing CrossCodeEval field(s) {missing}")
-    if not isinstance(rec["metadata"], dict) or "task_id" not in rec["metadata"]:
-        raise SchemaError("field metadata must be an object with a task_id")
 
 
 def _fingerprint(*parts: bytes) -> str:
@@ -192,16 +158,16 @@ def _fingerprint(*parts: bytes) -> str:
 
 def build_dataset_dict(sources: Sequence[SplitSource], on_split: Callable[[str], None] | None = None):
     """A ``DatasetDict`` with one split per source.  Splits of one family share one set of Features."""
-    datasets = _require("datasets", OutputFormat.HF.value)
+    datasets = require("datasets", OutputFormat.HF.value)
 
     loaded: dict[str, tuple[SplitSource, list[dict], Any]] = {}
-    family_tree: dict[Family, Any] = {}
+    family_tree: dict[str, Any] = {}
     for src in sources:
         rows, tree = read_records(src)
         try:
             family_tree[src.family] = merge_types(family_tree.get(src.family, "null"), tree)
         except SchemaError as exc:
-            raise SchemaError(f"{src.path}: differs from the other {src.family.value} files: {exc}") from None
+            raise SchemaError(f"{src.path}: differs from the other {src.family} files: {exc}") from None
         loaded[src.name] = (src, rows, tree)
     splits = {}
     for name, (src, rows, _) in loaded.items():
@@ -248,8 +214,7 @@ def write_outputs(
     sources = discover_splits(root)
     if not sources:
         raise FileNotFoundError(
-            f"{root}: no <language>/{layout.SPLIT_GLOB} or {layout.HUMANEXT_DIR}/*.jsonl files; "
-            "build the benchmark first"
+            f"{root}: no {' or '.join(_where(f) for f in families())} files; build the benchmark first"
         )
     summary = OutputSummary()
     if OutputFormat.HF not in kinds and OutputFormat.PARQUET not in kinds:
@@ -279,61 +244,6 @@ def write_outputs(
     return summary
 
 
-# ------------------------------------------------------------------------------------------ HumanExtension variants
-
-
-def variant_row(variant) -> dict[str, Any]:
-    """A ``PromptVariant`` as a flat row: ``extra`` becomes a JSON string so the schema stays fixed."""
-    row = variant.to_dict()
-    row["extra"] = json.dumps(row["extra"], ensure_ascii=False, sort_keys=True)
-    return row
-
-
-def variant_schema():
-    pa = _require("pyarrow", OutputFormat.PARQUET.value)
-    s, i = pa.string(), pa.int32()
-    return pa.schema([
-        ("task_id", s), ("pair_id", s), ("setting", s), ("perturbation", s), ("prompt", s), ("stop", pa.list_(s)),
-        ("entry_point", s), ("auxiliary_name", s), ("tests", s), ("imports", pa.list_(s)), ("position", i),
-        ("num_auxiliary", i), ("sample_index", i), ("seed", pa.int64()), ("stage", i), ("template", s),
-        ("extra", s),
-    ])
-
-
-def write_variant_table(out_dir: Path, variants: Sequence[Any], formats: Iterable[str]) -> None:
-    """``out_dir/variants.parquet`` and/or ``out_dir/hf`` (one ``Dataset``) from the build's prompt variants."""
-    kinds = parse_formats(formats)
-    if OutputFormat.PARQUET not in kinds and OutputFormat.HF not in kinds:
-        return
-    rows = [variant_row(v) for v in variants]
-    if OutputFormat.PARQUET in kinds:
-        _require("pyarrow", OutputFormat.PARQUET.value)
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        path = out_dir / layout.VARIANTS_PARQUET
-        fd, tmp = tempfile.mkstemp(prefix=".variants.", suffix=layout.PARQUET_SUFFIX, dir=out_dir)
-        os.close(fd)
-        try:
-            pq.write_table(pa.Table.from_pylist(rows, schema=variant_schema()), tmp)
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    if OutputFormat.HF in kinds:
-        datasets = _require("datasets", OutputFormat.HF.value)
-        import pyarrow as pa
-
-        # A fingerprint derived from the content (datasets would draw a random one for in-memory data), so the
-        # same build writes the same state.json.
-        digest = hashlib.sha256()
-        for row in rows:
-            digest.update(json.dumps(row, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-        ds = datasets.Dataset(pa.Table.from_pylist(rows, schema=variant_schema()),
-                              fingerprint=digest.hexdigest()[:16])
-        with _quiet_datasets(datasets), staged_dir(out_dir / layout.HUMANEXT_HF_DIR) as tmp:
-            ds.save_to_disk(str(tmp))
-
-
 # ------------------------------------------------------------------------------------------ the Hub
 
 
@@ -355,7 +265,7 @@ def _push(dataset_dir: str | os.PathLike, repo_id: str, token: str | None = None
         raise ValueError(f"repo_id {repo_id!r} must look like 'user-or-org/dataset-name'")
     if os.environ.get("HF_HUB_OFFLINE") == "1":
         raise RuntimeError("HF_HUB_OFFLINE=1 is set: unset it to push to the Hub")
-    datasets = _require("datasets", OutputFormat.HF.value)
+    datasets = require("datasets", OutputFormat.HF.value)
     from huggingface_hub import DatasetCard
 
     dd = datasets.load_from_disk(str(path))

@@ -33,9 +33,7 @@ FIGURES_DIR = "figures"
 HF_DIR = "hf"
 PARQUET_DIR = "parquet"
 PARQUET_SUFFIX = ".parquet"
-HUMANEXT_DIR = "humanext"
-# directories of DIR that are not a language's split
-NOT_LANGUAGES = frozenset({HF_DIR, PARQUET_DIR, FIGURES_DIR, HUMANEXT_DIR})
+HUMANEXT_DIR = "humanext"  # the HumanExtension family's folder (builders/humanext/family.py)
 
 # ------------------------------------------------------------------------------------------------ DIR/humanext/
 VARIANTS_FILE = "variants.jsonl"
@@ -56,12 +54,6 @@ REPORT_FILE = "report.md"  # report humanext
 def variant_stem(setting: str, retriever: str) -> str:
     """The file stem of a retrieval variant: ``line_completion_<setting>_<retriever>``."""
     return f"{SPLIT_STEM}_{setting}_{retriever}"
-
-
-def is_language_dir(path: Path) -> bool:
-    """A directory of DIR that may hold a language's split (not one of the format, figure or HumanExtension
-    directories, not hidden)."""
-    return path.is_dir() and path.name not in NOT_LANGUAGES and not path.name.startswith(".")
 
 
 def split_files(language_dir: Path) -> list[Path]:

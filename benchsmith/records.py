@@ -1,8 +1,9 @@
-"""Typed records that flow between pipeline steps.
+"""Typed records the core passes between pipeline steps: languages, sources, checkouts, cross-file references and
+exclusions.  A benchmark family's own records live with it (``builders/cceval/records.py``;
+``evaluate/humanext/records.py``, which the HumanExtension builder and scorer both read).
 
 Every record is a dataclass that round-trips through JSON (``to_dict``/``from_dict``) so shards can be written,
-resumed and merged.  ``CompletionExample.to_dict`` emits exactly the CrossCodeEval schema; benchsmith's own extras
-live under ``metadata`` so the files stay drop-in for the original evaluation scripts.
+resumed and merged.
 """
 
 from __future__ import annotations
@@ -121,13 +122,6 @@ class CursorPlace(StrEnum):
     ELSEWHERE = "elsewhere"
 
 
-class CursorRule(StrEnum):
-    """``--cursor``: where a build puts the cursor of each reference's example."""
-
-    NAME = "name"  # right before the cross-file name
-    RELEASED = "released"  # as the released CrossCodeEval places it, per language (Analyzer.released_cursor)
-
-
 @dataclass
 class Definition(Record):
     """Where the API a reference needs is defined: a file of the repository and its 0-based line range."""
@@ -164,94 +158,6 @@ class CrossFileRef(Record):
 
 
 @dataclass
-class RetrievedChunk(Record):
-    retrieved_chunk: str
-    filename: str
-    score: float
-
-
-@dataclass
-class CrossFileContext(Record):
-    text: str = ""
-    list: list[RetrievedChunk] = field(default_factory=list)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CrossFileContext":
-        return cls(text=data.get("text", ""), list=[RetrievedChunk.from_dict(c) for c in data.get("list", [])])
-
-
-@dataclass
-class ExampleMetadata(Record):
-    task_id: str
-    repository: str
-    file: str
-    context_start_lineno: int
-    groundtruth_start_lineno: int
-    right_context_start_lineno: int
-    # benchsmith extras (CrossCodeEval ignores unknown metadata keys)
-    language: str = ""
-    symbol: str = ""
-    defining_file: str | None = None
-    diagnostic: str = ""
-    commit: str | None = None
-    groundtruth_tokens: int | None = None
-    reference_kind: str = ""  # a ReferenceKind value
-    definition: dict[str, Any] | None = None  # Definition.to_dict() of the API the groundtruth needs
-    cursor_place: str = ""  # a CursorPlace value: where in its line the prompt ends
-    # retrieval variants only: the 0-based [first, last] line of each crossfile_context chunk in its file (the
-    # chunks themselves keep CrossCodeEval's three fields), which tells whether retrieval found the definition
-    retrieved_lines: list[list[int]] | None = None
-    # {"surprisal": bits per groundtruth token under an n-gram model of the prompt, "screens": the model-free
-    # screens that fire on it} (builders/cceval/screens.py predictability), so a user can pick a stricter cut
-    predictability: dict[str, Any] | None = None
-    # --cursor released only: the scorer modes (``compat-cceval``) that cannot give an exact copy of this groundtruth full
-    # marks, as in the released benchmark (builders/cceval/filters.ScorableGroundtruth)
-    unscorable_modes: list[str] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        for key in ("retrieved_lines", "predictability", "unscorable_modes"):
-            if out.get(key) is None:
-                out.pop(key, None)
-        return out
-
-
-@dataclass
-class CompletionExample(Record):
-    prompt: str
-    groundtruth: str
-    right_context: str
-    metadata: ExampleMetadata
-    crossfile_context: CrossFileContext | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "prompt": self.prompt,
-            "groundtruth": self.groundtruth,
-            "right_context": self.right_context,
-            "metadata": self.metadata.to_dict(),
-        }
-        if self.crossfile_context is not None:
-            out["crossfile_context"] = self.crossfile_context.to_dict()
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CompletionExample":
-        ctx = data.get("crossfile_context")
-        return cls(
-            prompt=data["prompt"],
-            groundtruth=data["groundtruth"],
-            right_context=data["right_context"],
-            metadata=ExampleMetadata.from_dict(data["metadata"]),
-            crossfile_context=CrossFileContext.from_dict(ctx) if ctx is not None else None,
-        )
-
-    @property
-    def task_id(self) -> str:
-        return self.metadata.task_id
-
-
-@dataclass
 class Exclusion(Record):
     """A dropped item and why.  ``detail`` is human-readable; ``reason`` is the stable key counted in stats."""
 
@@ -270,63 +176,3 @@ class Exclusion(Record):
             detail=data.get("detail", ""),
             repository=data.get("repository", ""),
         )
-
-
-@dataclass
-class FunctionPair(Record):
-    """One HumanExtension pair: an auxiliary function and a target function that can use it."""
-
-    pair_id: str
-    imports: list[str]  # import lines, e.g. "from typing import List"
-    auxiliary_name: str
-    auxiliary_source: str
-    target_name: str
-    target_signature: str  # def line + docstring, what the model sees
-    target_reference: str  # full reference implementation of the target
-    tests: str  # check(candidate) + call
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class Setting(StrEnum):
-    DIRECT = "direct"
-    IRRELEVANT = "irrelevant"
-    ORACLE = "oracle"
-    STEP_BY_STEP = "step_by_step"
-    MULTI_AUXILIARY = "multi_auxiliary"
-
-
-class Perturbation(StrEnum):
-    NONE = "none"
-    RENAMED = "renamed"
-    NO_DOCSTRING = "no_docstring"
-    RENAMED_LOCALS = "renamed_locals"
-    DOCSTRING_AS_COMMENTS = "docstring_as_comments"
-    DEAD_CODE = "dead_code"
-
-
-@dataclass
-class PromptVariant(Record):
-    task_id: str
-    pair_id: str
-    setting: Setting
-    perturbation: Perturbation
-    prompt: str
-    stop: list[str]
-    entry_point: str
-    auxiliary_name: str
-    tests: str
-    imports: list[str]
-    position: int | None = None
-    num_auxiliary: int | None = None
-    sample_index: int = 0
-    seed: int | None = None
-    stage: int | None = None  # step_by_step: 1 = write the auxiliary, 2 = template for the target
-    template: str | None = None  # step_by_step stage 2: prompt with "{auxiliary}" to fill
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PromptVariant":
-        rec = super().from_dict(data)
-        rec.setting = Setting(rec.setting)
-        rec.perturbation = Perturbation(rec.perturbation)
-        return rec

@@ -66,6 +66,14 @@ class Registry(Mapping[str, str], Generic[T]):
         if note:
             self._notes[name] = note
 
+    def unregister(self, name: str) -> None:
+        """Remove an entry and its aliases (a plug-in's, or a test's)."""
+        key = self.resolve(name)
+        del self._entries[key]
+        self._loaded.pop(key, None)
+        self._notes.pop(key, None)
+        self._aliases = {a: n for a, n in self._aliases.items() if n != key}
+
     def alias(self, alias: str, name: str) -> None:
         if name not in self._entries:
             raise UnknownName(self.kind, name, self.names())

@@ -18,6 +18,7 @@ Everything a source holds is untrusted (SECURITY.md):
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import os
@@ -252,6 +253,28 @@ def source_identity(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> str | No
     except OSError:
         return None
     return None
+
+
+@dataclass
+class ResolvedSource:
+    """A repository's source, resolved once: the spec and what its results depend on (``source_identity``).
+    ``materialise`` brings it onto disk; for a git URL the identity then names the commit actually cloned (an
+    unpinned URL's HEAD may have moved since ``ls-remote``)."""
+
+    spec: RepoSpec
+    identity: str | None
+
+    def materialise(self, name: str, workdir: Path, full_history: bool = False) -> Checkout:
+        checkout = materialise(dataclasses.replace(self.spec, name=name), workdir, full_history=full_history)
+        if checkout.kind == "git" and is_remote(self.spec.source) and checkout.commit:
+            self.identity = f"git:{self.spec.source}@{checkout.commit}"
+        return checkout
+
+
+def resolve(spec: RepoSpec, max_file_bytes: int = 1_000_000) -> ResolvedSource:
+    """The one call that resolves a source: its identity now (None when it cannot be resolved), its checkout
+    later."""
+    return ResolvedSource(spec, source_identity(spec, max_file_bytes))
 
 
 def tree_identity(root: Path, max_file_bytes: int) -> str:

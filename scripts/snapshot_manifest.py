@@ -43,7 +43,7 @@ class Mask:
 # A mask goes here only for a field documented as run-dependent, with its reason (docs/behaviour-snapshot.md).
 _COST_KEYS = ("wall_seconds", "build_cpu_seconds", "toolchain_cpu_seconds", "examples_per_cpu_hour")
 MASKS: tuple[Mask, ...] = (
-    Mask("*cost.json", _COST_KEYS, "builders/cceval/cost.py: what building each repository took, measured"),
+    Mask("*cost.json", _COST_KEYS, "benchsmith/repobuild/cost.py: what building each repository took, measured"),
 )
 # Sections of a Markdown file that are run-dependent: from the heading to the next heading of its level.
 SECTION_MASKS: tuple[tuple[str, str, str], ...] = (

@@ -21,6 +21,7 @@ shows.  The output is deterministic: the same split gives the same bytes.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any
 
 from benchsmith.builders.cceval.definition_recall import definition_recall
 from benchsmith.jsonio import iter_jsonl, write_json
-from benchsmith.layout import AUDIT_FILE, AUDIT_SUFFIX, SPLIT_FILE
+from benchsmith.layout import AUDIT_FILE, AUDIT_SUFFIX, SPLIT_FILE, STATS_FILE
 from benchsmith.records import Language
 
 TOP = 5  # rows listed for the largest repositories, APIs and duplicate groups
@@ -215,19 +216,22 @@ def _lengths(examples: list[_Example], language: Language) -> dict[str, Any]:
     }
 
 
-def audit_split(path: str | Path, language: str | None = None) -> dict[str, Any]:
-    """The audit of one split file (``line_completion.jsonl`` or any file in its schema)."""
+def audit_split(path: str | Path, language: str | None = None, reuse_stats: bool = False) -> dict[str, Any]:
+    """The audit of one split file (``line_completion.jsonl`` or any file in its schema).  With ``reuse_stats``
+    (the build's own views, ``derived.write_derived``) the self-consistency of a split the build just wrote is
+    taken from its stats.json, where the shards summed the scores the scorability filter gave each example."""
     path = Path(path)
     if not path.is_file():
         raise AuditError(f"{path}: no such split file")
     lang = _language(path, language)
     examples = _load(path)
+    known = _stats_self_consistency(path, lang, len(examples)) if reuse_stats else None
     return {
         "split": path.name,
         "language": lang.value,
         "examples": len(examples),
         **_screens(examples, lang),
-        "self_consistency": _self_consistency(examples, lang),
+        "self_consistency": known if known is not None else _self_consistency(examples, lang),
         "concentration": _concentration(examples),
         "near_duplicates": _near_duplicates(examples, lang),
         "lengths": _lengths(examples, lang),
@@ -257,10 +261,38 @@ def audit_path(split: Path) -> Path:
     return split.parent / AUDIT_FILE if split.name == SPLIT_FILE else split.with_name(f"{split.stem}{AUDIT_SUFFIX}")
 
 
-def write_audits(target: str | Path, language: str | None = None) -> list[tuple[Path, dict]]:
+def _stats_self_consistency(split: Path, language: Language, n: int) -> dict[str, Any] | None:
+    """``_self_consistency``'s figures from the stats.json beside ``line_completion.jsonl`` (None for another file,
+    or when stats.json does not describe these ``n`` examples)."""
+    from benchsmith.evaluate.cceval.scoring import Mode
+
+    if split.name != SPLIT_FILE:
+        return None
+    try:
+        figures = json.loads((split.parent / STATS_FILE).read_text(encoding="utf-8"))["self_consistency"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(figures, dict) or not isinstance(figures.get("default"), dict) \
+            or figures["default"].get("examples") != n:
+        return None
+    out: dict[str, Any] = {}
+    for mode, key in ((Mode.COMPAT, "compat"), (Mode.DEFAULT, "default")):
+        f = figures.get(key)
+        if f is None:
+            out[mode.value] = {"skipped": f"the released scorer does not know {language.value}"}
+            continue
+        out[mode.value] = {"em": f["em"], "es": f["es"], "violations": f["violations"],
+                           "violating_task_ids": list(f.get("violating", []))[:LISTED]}
+        if f.get("unscorable_as_released"):
+            out[mode.value]["unscorable_as_released"] = f["unscorable_as_released"]
+    return out
+
+
+def write_audits(target: str | Path, language: str | None = None, reuse_stats: bool = False
+                 ) -> list[tuple[Path, dict]]:
     out = []
     for split in split_files(target):
-        report = audit_split(split, language)
+        report = audit_split(split, language, reuse_stats)
         dest = audit_path(split)
         write_json(dest, report)
         out.append((dest, report))

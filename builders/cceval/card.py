@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Sequence
 
 from benchsmith import layout, toolchain_lock
+from benchsmith.families import is_language_dir
 from benchsmith.jsonio import AtomicWriter, read_jsonl
 from benchsmith.layout import FIGURES_DIR
 from benchsmith.builders.cceval.card_sources import cost_section, sources_section
-from benchsmith.builders.cceval.cost import COST_FILE
+from benchsmith.repobuild.cost import COST_FILE
 # Packages whose versions every card lists (the toolchains themselves come in ``tool_versions``; the tree-sitter
 # grammar of every registered analyzer is added by ``grammar_packages()``).
 _PACKAGES = ("benchsmith", "tree-sitter", "scipy", "rank-bm25", "sentence-transformers", "transformers", "datasets")
@@ -51,7 +52,7 @@ class LanguageStats:
 def _language_dirs(root: Path) -> list[Path]:
     return sorted(
         p for p in root.iterdir()
-        if layout.is_language_dir(p) and (any(p.glob(layout.SPLIT_GLOB)) or (p / layout.STATS_FILE).is_file())
+        if is_language_dir(p) and (any(p.glob(layout.SPLIT_GLOB)) or (p / layout.STATS_FILE).is_file())
     )
 
 

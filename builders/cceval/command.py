@@ -8,7 +8,8 @@ import sys
 
 from benchsmith.executors import ExecutorKind
 from benchsmith.confine import DEFAULT_MEMORY_MB
-from benchsmith.records import CursorRule, ReferenceKind
+from benchsmith.records import ReferenceKind
+from benchsmith.builders.cceval.records import CursorRule
 from benchsmith.runner import ToolchainBackend
 
 
@@ -127,7 +128,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace):
-    from benchsmith.builders.cceval.build import BuildConfig
+    from benchsmith.builders.cceval.config import BuildConfig
     from benchsmith.builders.cceval.filters import ExampleFilterConfig
     from benchsmith.builders.cceval.screens import ScreenProfile
     from benchsmith.files import FileLimits
@@ -174,7 +175,8 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchsmith.builders.cceval.build import build, lang_dir, print_summary
+    from benchsmith.builders.cceval.build import build, print_summary
+    from benchsmith.repobuild.scratch import lang_dir
     from benchsmith.builders.cceval.derived import write_derived
 
     config = config_from_args(args)

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from benchsmith.files import SourceFile
 from benchsmith.layout import variant_stem
-from benchsmith.records import CompletionExample, CrossFileContext, RetrievedChunk
+from benchsmith.builders.cceval.records import CompletionExample, CrossFileContext, RetrievedChunk
 
 KEY = variant_stem("oracle", "definition")
 

@@ -26,7 +26,7 @@ def write_derived(out_dir: str | os.PathLike, *, command: Sequence[str] | None, 
     from benchsmith.builders.cceval.audit import write_audits
 
     for target in (list(language_dirs) if language_dirs is not None else [out_dir]):
-        write_audits(target)
+        write_audits(target, reuse_stats=True)  # each split's stats.json is fresh: its self-check is reused
     if card:
         from benchsmith.builders.cceval.card import write_card
 

@@ -27,8 +27,8 @@ from benchsmith.analyzers.base import Analyzer, Boundary
 from benchsmith.builders.cceval.cursor import candidate_places, choose_place, classify
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import Step
-from benchsmith.records import (CompletionExample, CrossFileRef, CursorRule, ExampleMetadata, Reason, ReferenceKind,
-                                Stage)
+from benchsmith.records import CrossFileRef, Reason, ReferenceKind, Stage
+from benchsmith.builders.cceval.records import CompletionExample, CursorRule, ExampleMetadata
 from benchsmith.text_positions import TextPositions
 
 _OPEN = {"(", "[", "{"}

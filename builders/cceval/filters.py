@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchsmith.pipeline import Filter
-from benchsmith.records import CompletionExample, Reason, Stage
+from benchsmith.records import Reason, Stage
+from benchsmith.builders.cceval.records import CompletionExample
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class ScorableGroundtruth(Filter[CompletionExample]):
     def check(self, ex: CompletionExample):
         from benchsmith.builders.cceval import scorability
 
-        scores = scorability.self_scores(ex.prompt, ex.groundtruth, scorability.example_language(ex))
+        scores = ex.self_scores = scorability.self_scores(ex.prompt, ex.groundtruth, scorability.example_language(ex))
         bad = [s for s in scores if not s.ok]
         if not bad:
             return None

@@ -29,7 +29,7 @@ from benchsmith.builders.cceval.retrievers import (BM25Index, DenseEncoder, Dens
 from benchsmith.builders.cceval.tokenize_code import tokenize
 from benchsmith.files import SourceFile
 from benchsmith.layout import variant_stem
-from benchsmith.records import CompletionExample, CrossFileContext, RetrievedChunk
+from benchsmith.builders.cceval.records import CompletionExample, CrossFileContext, RetrievedChunk
 from benchsmith.enums import StrEnum
 from benchsmith.registry import Registry
 

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 
 from benchsmith.files import SourceFile
-from benchsmith.records import CompletionExample, CrossFileContext, ExampleMetadata
+from benchsmith.builders.cceval.records import CompletionExample, CrossFileContext, ExampleMetadata
 
 
 @dataclass

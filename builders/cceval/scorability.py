@@ -29,7 +29,8 @@ from typing import Iterable
 
 from benchsmith.evaluate.cceval.scoring import Mode, score_example
 from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
-from benchsmith.records import CompletionExample, Language
+from benchsmith.records import Language
+from benchsmith.builders.cceval.records import CompletionExample
 
 MODES = (Mode.COMPAT, Mode.DEFAULT)
 SCORER_FAILED = "<scorer failed: "
@@ -166,6 +167,23 @@ def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
         for s in self_scores(rec["prompt"], rec["groundtruth"], language):
             tallies[s.mode].add(task_id, s, declared=s.mode.value in declared)
     return tallies
+
+
+class SelfConsistency:
+    """The tallies of the examples a shard writes, from the scores the scorability filter gave each one (scored
+    here only where that filter did not run: ``--keep-unscorable``)."""
+
+    def __init__(self, language: Language) -> None:
+        self.language = language
+        self.tallies = {mode: ModeTally() for mode in modes_for(language)}
+
+    def add(self, ex: CompletionExample) -> None:
+        scores = ex.self_scores
+        if scores is None:
+            scores = self_scores(ex.prompt, ex.groundtruth, self.language)
+        declared = frozenset(ex.metadata.unscorable_modes or ())
+        for s in scores:
+            self.tallies[s.mode].add(ex.metadata.task_id, s, declared=s.mode.value in declared)
 
 
 def raw_tallies(tallies: dict[Mode, ModeTally]) -> dict:

@@ -46,7 +46,8 @@ from benchsmith.builders.cceval.screen_text import (  # noqa: F401 - some re-exp
 from benchsmith.builders.cceval.predictability import AnalogyFinder, surprisal
 from benchsmith.enums import StrEnum
 from benchsmith.pipeline import Filter
-from benchsmith.records import CompletionExample, Reason, Stage
+from benchsmith.records import Reason, Stage
+from benchsmith.builders.cceval.records import CompletionExample
 
 
 # ------------------------------------------------------------------------------------------------- the screens

@@ -1,146 +1,28 @@
-"""The CrossCodeEval pipeline for one repository, as declared steps:
+"""The CrossCodeEval steps for one repository, after the core ones (``benchsmith.repobuild.repository``:
+checkout -> snapshot -> repository filters -> analyze):
 
-    checkout -> snapshot -> repository filters -> analyze -> cut -> example filters -> screens -> sample -> retrieve
+    cut -> example filters -> screens -> sample -> predictability score -> retrieve
 
-The first four carry the repository itself (a ``Repository``: its checkout, file snapshot, analysis) and drop it
-with a reason when it cannot go on; ``cut`` turns its cross-file references into examples, and the rest yield
-examples.  Every drop goes through the one ``DropLedger`` the steps share (streamed to ``excluded.jsonl``),
-items left out by a stage's helpers (archive members, files, analyzer exclusions) too.  Progress is published as
-step events to an observer; no step draws anything.
+``cut`` turns the analysed repository's cross-file references into examples, and the rest yield examples; the last,
+``retrieve``, yields each example with its retrieval variants (``Retrieved``), which the family's writers put in
+the split and variant files.  Every drop goes through the one ``DropLedger`` the steps share (streamed to
+``excluded.jsonl``).  Progress is published as step events to an observer; no step draws anything.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Iterable, Iterator
 
-from benchsmith.analyzers.definitions import resolve_definitions
 from benchsmith.builders.cceval.examples import ExampleCutter
 from benchsmith.builders.cceval.filters import default_filters
 from benchsmith.builders.cceval.screens import PredictabilityScore, profile_screens
 from benchsmith.pipeline import DropLedger, Observer, Step
-from benchsmith.records import CompletionExample, CursorRule, Reason, RepoSpec, Stage
-
-if TYPE_CHECKING:
-    from benchsmith.builders.cceval.build import BuildConfig
-
-
-@dataclass
-class Repository:
-    """One repository on its way through the repository-level steps; also what the shard summary reads."""
-
-    name: str
-    spec: RepoSpec
-    scratch: Path  # per-repository working directory, removed afterwards
-    config: "BuildConfig"
-    status: str = "ok"  # "excluded" once a repository-level step drops it
-    identity: str | None = None
-    files: int = 0
-    tool_versions: dict[str, str] = field(default_factory=dict)
-    extra_files: dict[str, list] = field(default_factory=dict)  # retrieval variants: file stem -> examples
-    checkout: Any = None
-    snap: Any = None
-    analyzer: Any = None
-    result: Any = None
-
-
-class RepoStep(Step[Repository]):
-    """A repository-level step: ``process`` returns None to pass the repository on, or (reason, detail) to drop
-    it (recorded with the repository's id as item and repository)."""
-
-    tally_kept = False
-
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def run(self, items: Iterable[Repository]) -> Iterator[Repository]:
-        for repo in items:
-            verdict = self.process(repo)
-            if verdict is None:
-                yield repo
-            else:
-                repo.status = "excluded"
-                self.drop(repo.name, verdict[0], verdict[1], repo.name)
-
-
-class Checkout(RepoStep):
-    stage = Stage.SOURCE
-
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
-        from benchsmith.sources import SourceError, is_remote, materialise
-
-        spec = dataclasses.replace(repo.spec, name=repo.name)
-        try:
-            repo.checkout = materialise(spec, repo.scratch,
-                                        full_history=repo.config.repo_filters.created_after is not None)
-        except SourceError as exc:
-            return exc.reason, exc.detail
-        for e in repo.checkout.exclusions:  # archive members left out (links, duplicates, over budget)
-            self.counter.drop(e)
-        if repo.checkout.kind == "git" and is_remote(spec.source) and repo.checkout.commit:
-            repo.identity = f"git:{spec.source}@{repo.checkout.commit}"
-        return None
-
-
-class Snapshot(RepoStep):
-    stage = Stage.REPO_FILTER
-
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
-        from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-        from benchsmith.files import snapshot
-
-        cfg = repo.config
-        repo.analyzer = get_analyzer(cfg.language, AnalyzerOptions(backend=cfg.backend, timeout=cfg.timeout,
-                                                                   memory_mb=cfg.toolchain_memory_mb,
-                                                                   allow_unconfined=cfg.allow_unconfined))
-        self.report("reading files", 0, None, force=True)
-        repo.snap = snapshot(repo.checkout.path, repo.analyzer.extensions, repo.scratch / "tree",
-                             repo_name=repo.name, limits=cfg.file_limits,
-                             on_file=lambda n: self.report("reading files", n, None))
-        for e in repo.snap.exclusions:
-            self.counter.drop(e)
-        repo.files = len(repo.snap.files)
-        if not repo.snap.files:
-            return Reason.NO_SOURCE_FILES, f"no {cfg.language} source files"
-        return None
-
-
-class RepositoryFilters(RepoStep):
-    stage = Stage.REPO_FILTER
-
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
-        from benchsmith.repo_filters import check_repository
-
-        return check_repository(repo.checkout, repo.snap, repo.config.repo_filters)
-
-
-class Analyze(RepoStep):
-    stage = Stage.ANALYZER
-
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
-        analyzer = repo.analyzer
-        repo.snap.configs = analyzer.read_configs(repo.checkout.path)
-        for path, reason, detail in getattr(repo.snap.configs, "skipped", ()):  # read_data_files' DataFiles
-            self.drop(f"{repo.name}/{path}", reason, detail, repo.name)
-        work = repo.scratch / "analysis"
-        work.mkdir()
-        self.report(f"analysing ({analyzer.language} toolchain, 2 whole-tree runs)", 0, len(repo.snap.files),
-                    force=True)
-        repo.result = analyzer.analyze(repo.snap, work)
-        repo.result.stats["definitions_found"] = resolve_definitions(analyzer, repo.snap.by_path(), repo.result.refs)
-        repo.tool_versions = repo.result.tool_versions
-        for e in repo.result.exclusions:
-            self.counter.drop(e)
-        if not repo.result.refs:
-            # recorded, yet the repository goes on (with nothing to cut), as it always has
-            detail = "no cross-file references found"
-            if repo.result.no_refs_detail:
-                detail += f" ({repo.result.no_refs_detail})"
-            self.drop(repo.name, Reason.NO_CROSSFILE_REFS, detail, repo.name)
-        return None
+from benchsmith.records import Reason, Stage
+from benchsmith.builders.cceval.records import CompletionExample, CursorRule
+from benchsmith.repobuild.repository import Repository
 
 
 class Cut(Step[Repository]):
@@ -188,8 +70,8 @@ class Sample(Step[CompletionExample]):
 
 
 class Retrieve(Step[CompletionExample]):
-    """Cross-file context for every kept example, one variant file per retriever and query (into
-    ``repo.extra_files``); the examples themselves pass unchanged."""
+    """Cross-file context for every kept example, one variant per retriever and query: each example leaves with
+    its variants (``Retrieved``), for the family's writers."""
 
     stage = Stage.RETRIEVAL
     tally_kept = False
@@ -198,27 +80,36 @@ class Retrieve(Step[CompletionExample]):
         super().__init__(counter, observer)
         self.repo = repo
 
-    def run(self, items: Iterable[CompletionExample]) -> Iterator[CompletionExample]:
+    def run(self, items: Iterable[CompletionExample]) -> Iterator[Retrieved]:
         examples = list(items)
         cfg = self.repo.config
+        variants: dict[str, list[CompletionExample]] = {}
         if cfg.retrievers and examples:
             from benchsmith.builders.cceval.retrieval import RetrievalConfig, retrieve_for_repo
 
             rcfg = RetrievalConfig(retrievers=tuple(cfg.retrievers), **cfg.retrieval)
             analyzer = self.repo.analyzer
-            self.repo.extra_files.update(retrieve_for_repo(examples, self.repo.snap.files, analyzer.language,
-                                                           analyzer.comment_prefix, rcfg))
-        yield from examples
+            variants = retrieve_for_repo(examples, self.repo.snap.files, analyzer.language,
+                                         analyzer.comment_prefix, rcfg)
+        # each variant file keeps the examples' order; one may hold only some of them (the definition oracle)
+        by_task = {stem: {v.metadata.task_id: v for v in records} for stem, records in sorted(variants.items())}
+        for ex in examples:
+            yield Retrieved(ex, {stem: found.get(ex.metadata.task_id) for stem, found in by_task.items()})
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """A kept example and its retrieval variants: file stem -> the example with its cross-file context, or None
+    where that variant has no record of it."""
+
+    example: CompletionExample
+    variants: dict[str, CompletionExample | None]
 
 
 def cceval_steps(repo: Repository, ledger: DropLedger, observer: Observer | None = None) -> list[Step]:
-    """The declared pipeline, in order (see the module docstring)."""
+    """The CrossCodeEval steps, in order (see the module docstring), after the core repository steps."""
     cfg = repo.config
     return [
-        Checkout(ledger, observer),
-        Snapshot(ledger, observer),
-        RepositoryFilters(ledger, observer),
-        Analyze(ledger, observer),
         Cut(ledger, observer),
         # the released cursor brings the released groundtruth ends, and with them the released scorer's blind spots
         *default_filters(dataclasses.replace(cfg.example_filters, as_released=cfg.cursor is CursorRule.RELEASED),

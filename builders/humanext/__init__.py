@@ -6,12 +6,12 @@ CodeLlama-Instruct, chat templates), ``validate`` (sandboxed reference runs),
 ``build`` (files and report), ``cli``.
 
 Contract with the scorer (``benchsmith score humanext``), for every record of ``variants.jsonl``, in one module both
-import (:mod:`benchsmith.humanext_program`)::
+import (:mod:`benchsmith.evaluate.humanext.program`)::
 
     program = record.extra["program_prefix"] + truncated_completion + "\\n" + record.tests + "\\n"
 
 ``tests`` is the released ``check``/``test_check`` text and already ends with the call that runs it
 (``extra["test_entry"]``, e.g. ``test_check()``), so the program needs nothing appended.  For base-model
 prompts ``program_prefix == prompt``.  Step-by-step stage-2 records hold ``template``/``extra["program_template"]``
-instead; fill them with :func:`benchsmith.humanext_program.fill_auxiliary` (see :func:`build.variant_program`).
+instead; fill them with :func:`benchsmith.evaluate.humanext.program.fill_auxiliary` (see :func:`build.variant_program`).
 """

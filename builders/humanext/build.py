@@ -2,10 +2,10 @@
 
 Output, under ``DIR/humanext/``:
 
-* ``variants.jsonl``: every prompt variant, one :class:`benchsmith.records.PromptVariant` per line, in pair
+* ``variants.jsonl``: every prompt variant, one :class:`benchsmith.evaluate.humanext.records.PromptVariant` per line, in pair
   order, then setting, perturbation, sample, position.  One file for all settings (filter on ``setting``);
   ``task_id`` = ``<pair_id>/<setting>/<perturbation>/p<position or ->/s<sample>[/stage<1|2>]``.
-* ``pairs.jsonl``: the pairs as :class:`benchsmith.records.FunctionPair` (``extra.reference_passes``).
+* ``pairs.jsonl``: the pairs as :class:`benchsmith.evaluate.humanext.records.FunctionPair` (``extra.reference_passes``).
 * ``invalid_pairs.jsonl``: pairs whose reference fails its own tests, with the failing assertion, the line in
   the tests, what the reference returned (or the exception).
 * ``excluded.jsonl``: every pair or variant the build dropped, as an :class:`benchsmith.records.Exclusion`
@@ -14,7 +14,7 @@ Output, under ``DIR/humanext/``:
 * ``stats.json``: counts (pairs, variants by setting and perturbation, auxiliary usage of the human targets,
   no-op perturbations, the variant check, drops per reason) and the configuration.
 * with ``--format hf`` / ``parquet``: ``hf/`` (``datasets.load_from_disk``) and ``variants.parquet``
-  (:func:`benchsmith.export.write_variant_table`); there the ``extra`` column is a JSON string so the schema
+  (:func:`.table.write_variant_table`); there the ``extra`` column is a JSON string so the schema
   stays flat and fixed.
 
 How a scorer runs a variant (see also :mod:`.prompts`)::
@@ -26,7 +26,7 @@ For base-model prompts ``extra["program_prefix"] == prompt``, so ``prompt + comp
 program.  ``extra["reference_completion"]`` is the human target's body rendered for this variant (renamed
 auxiliary included): ``--check-variants`` runs every variant's program with it, which must pass.
 Step-by-step stage 2 records carry ``template`` and ``extra["program_template"]``; fill both with
-:func:`benchsmith.humanext_program.fill_auxiliary` and the stage-1 program_prefix + completion first.
+:func:`benchsmith.evaluate.humanext.program.fill_auxiliary` and the stage-1 program_prefix + completion first.
 """
 
 from __future__ import annotations
@@ -38,16 +38,17 @@ from typing import Any, Sequence
 
 from benchsmith import layout
 from benchsmith.evaluate.humanext.style import AuxUsage, auxiliary_usage
-from benchsmith.export import OutputFormat, write_variant_table
-from benchsmith.humanext_program import assemble_program, program_prefix
+from benchsmith.export import OutputFormat
+from benchsmith.evaluate.humanext.program import assemble_program, program_prefix
 from benchsmith.jsonio import write_json, write_jsonl
 from benchsmith.pipeline import DropLedger
-from benchsmith.records import PromptVariant, Setting
+from benchsmith.evaluate.humanext.records import PromptVariant, Setting
 
 from .prompts import Formatter, PromptStyle, load_tokenizer
 from .settings import PairContext, VariantConfig
 from .sources import Pair, load_pairs, load_pool
 from .steps import CheckVariants, RenderVariants, ValidatePairs
+from .table import write_variant_table
 from .validate import PairCheck, run_batched
 
 

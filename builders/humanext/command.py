@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchsmith.records import Perturbation, Setting
+from benchsmith.evaluate.humanext.records import Perturbation, Setting
 
 SETTINGS = [s.value for s in Setting]
 PERTURBATIONS = [p.value for p in Perturbation]

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from benchsmith.records import Perturbation
+from benchsmith.evaluate.humanext.records import Perturbation
 
 from .render import FunctionTemplate, comment_block, identifiers, rename_is_exact
 from .sources import Pair

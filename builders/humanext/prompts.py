@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 from benchsmith.enums import StrEnum
 # fill_auxiliary: stage-2 records name it here in their extra["fill"] text, so the name stays importable here
-from benchsmith.humanext_program import AUXILIARY_MARKER, fill_auxiliary  # noqa: F401
+from benchsmith.evaluate.humanext.program import AUXILIARY_MARKER, fill_auxiliary  # noqa: F401
 
 BASE_STOP = ["\ndef", "\nclass", "\nif", "\n#"]
 INSTRUCT_STOP = ["[/PYTHON]"]

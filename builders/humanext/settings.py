@@ -23,7 +23,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from benchsmith.records import Perturbation, PromptVariant, Setting
+from benchsmith.evaluate.humanext.records import Perturbation, PromptVariant, Setting
 
 from .perturb import RANDOM_PERTURBATIONS, AuxiliaryView, forbidden_names, perturb
 from .prompts import AUXILIARY_MARKER, Formatter, Function

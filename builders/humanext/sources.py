@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from benchsmith.jsonio import JsonlError, parse_jsonl
-from benchsmith.records import FunctionPair
+from benchsmith.evaluate.humanext.records import FunctionPair
 
 from .render import FunctionTemplate, PairFormatError, from_placeholder_template, from_source, released_docstring_text
 from benchsmith.enums import StrEnum

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from benchsmith.pipeline import DropLedger, Step
-from benchsmith.records import PromptVariant, Reason, Stage
+from benchsmith.records import Reason, Stage
+from benchsmith.evaluate.humanext.records import PromptVariant
 
 from .perturb import PerturbationError
 from .render import PairFormatError

@@ -179,7 +179,7 @@ def generate_tasks(backend, tasks: Sequence[Task], opts: GenerateOptions,
 
     second = [i for i, t in enumerate(tasks) if t.template is not None]
     if second:
-        from benchsmith.humanext_program import fill_auxiliary
+        from benchsmith.evaluate.humanext.program import fill_auxiliary
 
         owners, reqs2 = [], []
         for i in second:

@@ -6,7 +6,7 @@ per model, named by ``--model-name`` or the file stem).  Every prediction must n
 task needs predictions; anything else is an error naming the file, line and task id.
 
 For each sample the program is ``program_prefix + completion + "\\n" + tests + "\\n"`` (the builder's contract,
-:mod:`benchsmith.humanext_program`), where the completion is cut at the variant's stop sequences; a
+:mod:`benchsmith.evaluate.humanext.program`), where the completion is cut at the variant's stop sequences; a
 step_by_step stage-2 sample k is built on stage-1 sample k of the same model.  Stage-1 records (which write the
 auxiliary) have no tests of their own and are not scored.  Verdicts are benchsmith's (``judge``): the tests'
 candidate calls run in the sandbox behind a trusted harness, which sends back what the candidate returned as plain

@@ -10,7 +10,7 @@ from typing import Sequence
 
 from benchsmith.evaluate.predictions import Prediction, Wording, read_predictions
 from benchsmith.layout import HUMANEXT_DIR, VARIANTS_FILE
-from benchsmith.records import PromptVariant, Setting
+from benchsmith.evaluate.humanext.records import PromptVariant, Setting
 
 SETTING_ORDER = [Setting.DIRECT, Setting.IRRELEVANT, Setting.ORACLE, Setting.STEP_BY_STEP, Setting.MULTI_AUXILIARY]
 SETTING_LABEL = {

@@ -1,5 +1,5 @@
 """The execution plan of ``benchsmith score humanext``: each sample's program (assembled by the builder<->scorer
-contract, :mod:`benchsmith.humanext_program`), deduplicated across samples, judged or run in the sandbox."""
+contract, :mod:`benchsmith.evaluate.humanext.program`), deduplicated across samples, judged or run in the sandbox."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from benchsmith.evaluate.humanext.judge import TestPlan, bounded_text, harness_p
 from benchsmith.evaluate.sandbox import ExecResult, Verdict
 from benchsmith.evaluate.predictions import Prediction
 from benchsmith.evaluate.humanext.style import Style, classify_source
-from benchsmith.humanext_program import assemble_program, program_prefix
-from benchsmith.records import Perturbation, PromptVariant, Setting
+from benchsmith.evaluate.humanext.program import assemble_program, program_prefix
+from benchsmith.evaluate.humanext.records import Perturbation, PromptVariant, Setting
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from benchsmith.evaluate.humanext.inputs import SETTING_ORDER
 from benchsmith.evaluate.humanext.passk import PassAtK, aggregate
 from benchsmith.evaluate.humanext.plan import SampleResult
 from benchsmith.evaluate.humanext.style import Style
-from benchsmith.records import Perturbation, Setting
+from benchsmith.evaluate.humanext.records import Perturbation, Setting
 
 
 def _pk(row: dict[int, PassAtK]) -> dict[str, Any]:

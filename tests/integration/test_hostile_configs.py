@@ -12,7 +12,7 @@ import pytest
 
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
 from benchsmith.analyzers.csharp.diagnostics import Compiler
-from benchsmith.builders.cceval.build import unique_names
+from benchsmith.repobuild.build import unique_names
 from benchsmith.files import snapshot
 from benchsmith.records import Reason, RepoSpec
 from tests.hostile import SECRET, make_csharp_control, tree_digest

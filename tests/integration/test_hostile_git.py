@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.build import unique_names
+from benchsmith.repobuild.build import unique_names
 from benchsmith.records import Reason, RepoSpec
 from tests.hostile import SECRET, tree_digest
 from tests.hostile.builds import CONTROL, REPO_ROOT, read

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.build import unique_names
+from benchsmith.repobuild.build import unique_names
 from benchsmith.records import Reason, RepoSpec
 from tests.hostile import adopting_orphans, descendants, make_slow_file, make_suite, new_processes, tree_digest
 from tests.hostile.builds import CONTROL, cli, read

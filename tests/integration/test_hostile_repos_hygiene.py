@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.build import unique_names
+from benchsmith.repobuild.build import unique_names
 from benchsmith.records import RepoSpec
 from tests.hostile import SECRET, HygieneCase, make_hygiene_suite, tree_digest
 from tests.hostile.builds import CONTROL, cli, read

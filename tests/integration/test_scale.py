@@ -18,9 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.cost import COST_FILE
-from benchsmith.builders.cceval.build import (DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX, BuildConfig,
-                                              RepoTask, ShardSummary, build, merge_shards, record_failed_task)
+from benchsmith.repobuild.cost import COST_FILE
+from benchsmith.builders.cceval.build import build
+from benchsmith.builders.cceval.config import BuildConfig
+from benchsmith.families import FAMILIES
+from benchsmith.repobuild.build import merge_shards
+from benchsmith.repobuild.shard import RepoTask, ShardSummary, record_failed_task
+from benchsmith.shards import DONE_FILE, LOCK_FILE, SHARDS_DIR, STAGING_PREFIX
 from benchsmith.executors import ExecutorKind, WorkerDied, run_tasks
 from benchsmith.records import Reason, RepoSpec
 from tests.timing import scaled
@@ -210,10 +214,11 @@ def test_failed_task_is_recorded_and_retried(tmp_path, repos):
     shard = next(p for p in (first.output_dir / SHARDS_DIR).iterdir() if p.is_dir())
     reference = (first.output_dir / "line_completion.jsonl").read_bytes()
     # as if the worker had died on it: an error shard without DONE replaces the finished one
-    summary = record_failed_task(RepoTask(cfg.repos[0], first.shards[0].name, str(shard), cfg),
+    summary = record_failed_task(RepoTask(cfg.repos[0], first.shards[0].name, str(shard), cfg,
+                                          FAMILIES["cceval"]),
                                  WorkerDied("killed by the test"))
     assert summary.status == "error" and not (shard / DONE_FILE).exists()
-    merge_shards(first.output_dir, [shard], [summary], cfg)
+    merge_shards(FAMILIES.load("cceval"), first.output_dir, [shard], [summary], cfg)
     excluded = [json.loads(x) for x in (first.output_dir / "excluded.jsonl").read_text().splitlines()]
     assert [e["reason"] for e in excluded] == [str(Reason.INTERNAL_ERROR)]
     assert "worker died" in excluded[0]["detail"]
@@ -255,7 +260,7 @@ def test_merge_streams_shards(tmp_path):
         summaries.append(ShardSummary(f"s{i}", examples=4000))
     tracemalloc.start()
     try:
-        stats = merge_shards(out, shard_dirs, summaries, cfg)
+        stats = merge_shards(FAMILIES.load("cceval"), out, shard_dirs, summaries, cfg)
         _current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -20,7 +20,7 @@ from benchsmith.cli import main  # noqa: E402
 from benchsmith.evaluate.generation.base import GenerationRequest, create_backend, demo_model_path  # noqa: E402
 from benchsmith.builders.cceval.model_screen import screen  # noqa: E402
 from benchsmith.evaluate.screen import ScreenOptions  # noqa: E402
-from benchsmith.records import CompletionExample, CrossFileContext, ExampleMetadata  # noqa: E402
+from benchsmith.builders.cceval.records import CompletionExample, CrossFileContext, ExampleMetadata
 
 CONFIG_LOAD = ("import json\n\n\nclass Config:\n    def __init__(self, path):\n        self.path = path\n\n"
                "    def load(self):\n        with open(self.path) as fh:\n            return json.load(")

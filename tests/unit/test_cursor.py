@@ -13,7 +13,8 @@ from benchsmith.builders.cceval.cursor import candidate_places, choose_place, cl
 from benchsmith.builders.cceval.examples import ExampleCutter, line_end_cut
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import DropLedger
-from benchsmith.records import CrossFileRef, CursorPlace, CursorRule, Reason, ReferenceKind
+from benchsmith.records import CrossFileRef, CursorPlace, Reason, ReferenceKind
+from benchsmith.builders.cceval.records import CursorRule
 
 JAVA = """package a;
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchsmith.builders.cceval.build import BuildConfig, build
-from benchsmith.builders.cceval.steps import Repository, cceval_steps
+from benchsmith.builders.cceval.build import build
+from benchsmith.builders.cceval.config import BuildConfig
+from benchsmith.families import FAMILIES
+from benchsmith.repobuild.repository import Repository, core_steps
+from benchsmith.repobuild.shard import make_analyzer
+from benchsmith.sources import resolve
 from benchsmith.pipeline import DropLedger
 from benchsmith.records import Reason, RepoSpec, Stage
 
@@ -15,8 +19,9 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "python" / "shoplib"
 
 def test_steps_are_declared_in_pipeline_order(tmp_path):
     cfg = BuildConfig(language="python", output=str(tmp_path))
-    names = [type(s).__name__ for s in cceval_steps(Repository("r", RepoSpec(str(SAMPLE)), tmp_path, cfg),
-                                                    DropLedger())]
+    repo = Repository("r", resolve(RepoSpec(str(SAMPLE))), tmp_path, cfg, make_analyzer(cfg))
+    ledger = DropLedger()
+    names = [type(s).__name__ for s in [*core_steps(ledger, None), *FAMILIES.load("cceval").steps(repo, ledger, None)]]
     assert names[:5] == ["Checkout", "Snapshot", "RepositoryFilters", "Analyze", "Cut"]
     assert names[-3:] == ["Sample", "PredictabilityScore", "Retrieve"]  # the score: released examples only
 

@@ -134,7 +134,7 @@ def test_a_name_the_defining_file_only_re_exports_is_found_where_it_is_declared(
 
 def test_the_definition_oracle_gives_each_example_its_definition(tmp_path):
     from benchsmith.builders.cceval.definition_context import KEY, with_definitions
-    from benchsmith.records import CompletionExample, ExampleMetadata
+    from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
     defining = SourceFile("pkg/models.py", "import os\n\n\nclass Widget:\n    size = 1\n    big = 2\n")
     d = {"file": "pkg/models.py", "start_line": 3, "end_line": 5, "symbol": "Widget"}

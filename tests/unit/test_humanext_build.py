@@ -12,7 +12,8 @@ from benchsmith.builders.humanext.prompts import AUXILIARY_MARKER, BASE_STOP, Pr
 from benchsmith.builders.humanext.settings import VariantConfig
 from benchsmith.builders.humanext.sources import load_pairs
 from benchsmith.cli import main
-from benchsmith.records import Exclusion, Perturbation, PromptVariant, Reason, Setting, Stage
+from benchsmith.records import Exclusion, Reason, Stage
+from benchsmith.evaluate.humanext.records import Perturbation, PromptVariant, Setting
 
 CONFIG = VariantConfig(samples=2, num_auxiliary=4, seed=7)
 
@@ -277,7 +278,7 @@ def test_cli_rejects_unknown_setting(tmp_path, capsys):
 
 
 def test_builder_and_scorer_assemble_the_same_program(demo):
-    # one contract (benchsmith.humanext_program): the reference check and the scorer run the same text
+    # one contract (benchsmith.evaluate.humanext.program): the reference check and the scorer run the same text
     from benchsmith.evaluate.humanext.plan import assemble
 
     by = {v.task_id: v for v in demo.variants}

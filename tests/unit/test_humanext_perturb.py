@@ -8,7 +8,7 @@ import pytest
 
 from benchsmith.builders.humanext.perturb import local_names, perturb
 from benchsmith.builders.humanext.sources import load_pairs
-from benchsmith.records import Perturbation
+from benchsmith.evaluate.humanext.records import Perturbation
 from tests.timing import scaled
 
 AUX = '''def fact(n: int) -> int:

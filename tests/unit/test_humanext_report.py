@@ -11,7 +11,7 @@ from benchsmith.cli import main
 from benchsmith.evaluate.humanext import inputs as hx_inputs
 from benchsmith.evaluate.humanext import plan as hx_plan
 from benchsmith.evaluate.humanext import results as hx_results
-from benchsmith.records import Perturbation, PromptVariant, Setting
+from benchsmith.evaluate.humanext.records import Perturbation, PromptVariant, Setting
 from tests.timing import scaled
 
 ADD_ONE = "def add_one(x):\n    \"\"\"Add one.\"\"\"\n    return x + 1\n"

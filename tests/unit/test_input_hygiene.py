@@ -276,7 +276,8 @@ def test_identity_is_content_not_name(tmp_path):
 
 
 def test_shard_key_covers_options_toolchain_name_and_identity():
-    from benchsmith.builders.cceval.build import BuildConfig, shard_fingerprint
+    from benchsmith.builders.cceval.config import BuildConfig
+    from benchsmith.repobuild.shard import shard_fingerprint
 
     cfg = BuildConfig(language="python", output="o")
     base = shard_fingerprint(cfg, "proj", "dir:1", {"pylint": "4.1.4"})

@@ -18,7 +18,8 @@ from benchsmith.builders.cceval.screens import (
     predictability,
 )
 from benchsmith.pipeline import DropLedger
-from benchsmith.records import CompletionExample, ExampleMetadata, Reason
+from benchsmith.records import Reason
+from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
 
 def _analogy(prompt: str, gt: str, language: str = "java"):

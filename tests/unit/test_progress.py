@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-from benchsmith.builders.cceval.build import BuildConfig, build, progress_dir, scratch_dir
+from benchsmith.builders.cceval.build import build
+from benchsmith.builders.cceval.config import BuildConfig
+from benchsmith.repobuild.scratch import progress_dir, scratch_dir
 from benchsmith.progress import ProgressFile, read_all
 from benchsmith.records import RepoSpec
 from benchsmith.runner import repo_root

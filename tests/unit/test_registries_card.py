@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from benchsmith.builders.cceval.card import write_card
-from benchsmith.builders.cceval.cost import CostMeter, cost_row, total_cost, write_cost
+from benchsmith.repobuild.cost import CostMeter, cost_row, total_cost, write_cost
 from benchsmith.jsonio import write_json
 
 REL = {"registry": "pypi", "name": "tabulate", "version": "0.10.0", "released": "2026-03-01T12:00:00Z",

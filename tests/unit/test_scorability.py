@@ -14,7 +14,8 @@ from benchsmith.analyzers import get_analyzer
 from benchsmith.evaluate.cceval.scoring import Mode
 from benchsmith.files import SourceFile
 from benchsmith.pipeline import DropLedger, chain
-from benchsmith.records import CompletionExample, CrossFileRef, ExampleMetadata, Language, Reason
+from benchsmith.records import CrossFileRef, Language, Reason
+from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
 PAD = "".join(f"// line {i}\n" for i in range(6))
 PY_PAD = "".join(f"# line {i}\n" for i in range(6))

@@ -18,7 +18,7 @@ from benchsmith.evaluate.generation.truncation import code_blocks, extract_code
 from benchsmith.evaluate.humanext import judge_values as JV
 from benchsmith.evaluate.humanext.style import SOURCE_LIMIT, Style, classify_source
 from benchsmith.evaluate.sandbox import Sandbox, Verdict
-from benchsmith.records import Setting
+from benchsmith.evaluate.humanext.records import Setting
 from tests.unit.test_humanext_report import ADD_ONE, ADD_TWO, TESTS, v, write_jsonl
 
 # ------------------------------------------------------------------------------------------- code extraction

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.build import BuildConfig, build, scratch_dir
+from benchsmith.builders.cceval.build import build
+from benchsmith.builders.cceval.config import BuildConfig
+from benchsmith.repobuild.scratch import scratch_dir
 from benchsmith.files import read_data_files, snapshot
 from benchsmith import gitmeta
 from benchsmith.gitmeta import GitInfo, read_git_info

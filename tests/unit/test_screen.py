@@ -18,14 +18,8 @@ pytest.importorskip("transformers", reason="the transformers extra is not instal
 from benchsmith.cli import main  # noqa: E402
 from benchsmith.evaluate.generation.base import GenerationRequest, create_backend  # noqa: E402
 from benchsmith.evaluate.generation.tiny_model import build_tiny_model  # noqa: E402
-from benchsmith.records import (  # noqa: E402
-    CompletionExample,
-    CrossFileContext,
-    ExampleMetadata,
-    Exclusion,
-    Reason,
-    Stage,
-)
+from benchsmith.builders.cceval.records import CompletionExample, CrossFileContext, ExampleMetadata  # noqa: E402
+from benchsmith.records import Exclusion, Reason, Stage  # noqa: E402
 
 PROMPTS = ["def add(a, b):\n    return ", "import os\nclass Stack:\n    def push(self, item):\n        self.",
            "for i in range(10):\n    print(", "x = ", "with open(name) as fh:\n    data = ", "if x is None:\n    ",

@@ -22,7 +22,8 @@ from benchsmith.builders.cceval.screens import (
     strip_imports,
 )
 from benchsmith.pipeline import DropLedger
-from benchsmith.records import CompletionExample, ExampleMetadata, Reason, Stage
+from benchsmith.records import Reason, Stage
+from benchsmith.builders.cceval.records import CompletionExample, ExampleMetadata
 
 # --------------------------------------------------------------------------------------------------- the lexer
 

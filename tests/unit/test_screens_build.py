@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchsmith.builders.cceval.build import BuildConfig, build
+from benchsmith.builders.cceval.build import build
+from benchsmith.builders.cceval.config import BuildConfig
 from benchsmith.builders.cceval.screens import ScreenProfile, judge_all, profile_drops
 from benchsmith.cli import main
 from benchsmith.records import Reason, RepoSpec

@@ -102,9 +102,10 @@ def test_a_malformed_lock_says_which_line(text, message):
 
 
 def test_the_shard_key_holds_the_parsers_and_the_toolchain(tmp_path):
-    from benchsmith.builders.cceval.build import BuildConfig, toolchain_versions
+    from benchsmith.builders.cceval.config import BuildConfig
+    from benchsmith.repobuild.shard import make_analyzer, toolchain_versions
 
-    versions = toolchain_versions(BuildConfig(language="python", output=str(tmp_path)))
+    versions = toolchain_versions(make_analyzer(BuildConfig(language="python", output=str(tmp_path))))
     assert versions["tree-sitter"] == version("tree-sitter")
     assert versions["tree-sitter-python"] == version("tree-sitter-python")
     assert versions["pylint"] == version("pylint") and versions["astroid"] == version("astroid")

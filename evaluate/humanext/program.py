@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchsmith.records import PromptVariant
+from benchsmith.evaluate.humanext.records import PromptVariant
 
 AUXILIARY_MARKER = "{auxiliary}"
 
