@@ -142,8 +142,11 @@ def process_repo(task: RepoTask) -> ShardSummary:
     family = load_family(task.family)
     shard = Path(task.shard)
     source = resolve(task.spec, cfg.file_limits.max_bytes)
-    analyzer = make_analyzer(cfg)
-    toolchain = toolchain_versions(analyzer)
+    try:
+        analyzer: Any = make_analyzer(cfg)
+        toolchain = toolchain_versions(analyzer)
+    except Exception as exc:  # noqa: BLE001 - recorded in the shard below, as any failure of the run
+        analyzer, toolchain = exc, {"error": type(exc).__name__}
     fp = shard_fingerprint(cfg, task.name, source.identity, toolchain)
     done = None if cfg.force or source.identity is None else read_done(shard, fp)
     if done is not None:
@@ -173,6 +176,8 @@ def process_repo(task: RepoTask) -> ShardSummary:
     outputs = _Outputs(staging, writers)
     ok = True
     try:
+        if isinstance(analyzer, Exception):
+            raise analyzer
         for item in chain([repo], *core_steps(ledger, observer), *family.steps(repo, ledger, observer)):
             outputs.write(item)
             summary.examples += 1
