@@ -65,7 +65,7 @@ from benchsmith.analyzers.csharp.project import ProjectIndex
 from benchsmith.analyzers.csharp.positions import offset as _offset
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
-from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
+from benchsmith.analyzers.csharp.shim import Shim, is_probe, reached_bodies, shim_fixes
 from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs, stub_counts
 from benchsmith.analyzers.csharp.toolchain import CsToolchain
 from benchsmith.config_values import exclusions as config_exclusions
@@ -386,8 +386,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             elif found.symbol == ref.symbol:
                 found.kind, found.definition = ref.kind, ref.definition
         result.refs = [refs[k] for k in sorted(refs)]
-        result.stats.update(original_errors=sum(1 for d in before if d.kind == "error"),
-                            stubbed_errors=sum(1 for d in after if d.kind == "error"),
+        result.stats.update(original_errors=sum(1 for d in before if d.kind == "error" and not is_probe(d)),
+                            stubbed_errors=sum(1 for d in after if d.kind == "error" and not is_probe(d)),
                             new_diagnostics=plan.new, unattributed=plan.unattributed, external_members=plan.external,
                             refs=len(result.refs), scan_refs=sum(1 for r in result.refs if r.diagnostic == "scan"))
         if stopped:

@@ -92,15 +92,18 @@ def test_unity_projects_get_the_unity_symbols():
 
 @pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH (scripts/setup_toolchains.sh)")
 def test_placeholder_attributes_take_any_positional_arguments(tmp_path):
-    from benchsmith.analyzers.csharp.shim import Shim
+    from benchsmith.analyzers.csharp.diagnostics import parse_compiler_output
+    from benchsmith.analyzers.csharp.placeholders import PlaceholderKind
+    from benchsmith.analyzers.csharp.shim import SHIM_FILE, Shim, is_probe
 
-    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): "attribute"})
-    (tmp_path / "shim.cs").write_text(shim.text(), encoding="utf-8")
+    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): PlaceholderKind.ATTRIBUTE})
+    (tmp_path / SHIM_FILE).write_text(shim.text(), encoding="utf-8")
     (tmp_path / "a.cs").write_text('using Ext;\nclass A { [DllExport("init", 2)] static int F() { return 0; } }\n',
                                    encoding="utf-8")
-    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), "shim.cs", "a.cs"],
+    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), SHIM_FILE, "a.cs"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
+    errors = [d for d in parse_compiler_output(res.stdout + res.stderr) if d.kind == "error"]
+    assert len(errors) == 1 and is_probe(errors[0]), res.stdout + res.stderr  # the shim's own probe alone
 
 
 def test_foreach_deconstruction_becomes_a_declaration_in_the_body(tmp_path):
