@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from benchsmith.builders.cceval.screen_text import FileKnowledge, Tok, Token, lex
+from benchsmith.builders.cceval.screen_text import FileKnowledge, Tok, Token, is_foreign_member, lex
 
 # ------------------------------------------------------------------------------------------------ sub-words
 
@@ -124,12 +124,18 @@ class AnalogyFinder:
     def cursor_line_subwords(self) -> set[str]:
         return set(subwords(self.known.outline()[0]))
 
-    def explained(self, old: Token, new: Token) -> bool:
+    def explained(self, old: Token, new: Token, foreign: bool = False) -> bool:
         """Whether the file explains writing ``new`` where the earlier statement had ``old``: a name the file
         knows, or the old token with sub-words replaced in place (the rest of it kept) by ones the neighbourhood
         names or by the next step of a sequence.  A new string literal is data, not a pattern, unless the
-        statement being written names its new words (``get = r.Rule("/get/"``)."""
-        if new.kind is Tok.IDENT and self.known.knows_word(new.text):
+        statement being written names its new words (``get = r.Rule("/get/"``).  ``foreign``: ``new`` is a member
+        of another receiver (``hostReferences.remove``), whose name is that type's API: known only where the file
+        reached it through a receiver or named it in prose (``FileKnowledge.knows_member``), not where it only
+        wrote the word in another role (its own ``remove(250)``)."""
+        if foreign:
+            if self.known.knows_member(new.text):
+                return True
+        elif new.kind is Tok.IDENT and self.known.knows_word(new.text):
             return True
         if new.kind is Tok.NUMBER and self.known.knows_literal(new.text):
             return True
@@ -153,6 +159,9 @@ class AnalogyFinder:
             return None
         anchor = code[end - 1].text
         gt = [t.text for t in tokens]
+        texts = known.lead() + gt
+        off = len(texts) - n
+        foreign = {i for i in range(n) if tokens[i].kind is Tok.IDENT and is_foreign_member(texts, off + i)}
         for j in range(end - n, max(1, end - self.window) - 1, -1):
             if code[j - 1].text != anchor or code[j].kind is not tokens[0].kind:
                 continue
@@ -167,9 +176,9 @@ class AnalogyFinder:
                     break
                 prev = subs.get(old.text)
                 if prev is None:
-                    key = (old.text, new.text)
+                    key = (old.text, new.text, i in foreign)
                     if key not in self._explained:
-                        self._explained[key] = self.explained(old, new)
+                        self._explained[key] = self.explained(old, new, i in foreign)
                     if len(subs) >= self.max_substitutions or not self._explained[key]:
                         ok = False
                         break

@@ -99,6 +99,8 @@ def strip_imports(prompt: str, language: str) -> str:
 # ------------------------------------------------------------------------------------------ what the file knows
 
 _NEVER = float("inf")
+COMMENT_LINES = 8  # lines above the cursor whose comments describe the code being written
+
 _MAX_IDS = 0x10FFFF - 0x100
 
 
@@ -122,14 +124,30 @@ class FileIndex:
                 self.word_end.setdefault(m.group(), m.end())
         tokens = lex(text, language)
         self.literal_end: dict[str, int] = {}
+        self.prose_end: dict[str, int] = {}  # words of comments and strings (not the module paths of imports)
         for t in tokens:
             if t.kind in (Tok.STRING, Tok.NUMBER) and not in_imports(t.start):
                 self.literal_end.setdefault(t.text, t.end)
+            if t.kind in (Tok.STRING, Tok.COMMENT) and not in_imports(t.start):
+                for w in _WORD.findall(t.text):
+                    self.prose_end.setdefault(w, t.end)
         self.code_tokens = [t for t in tokens if t.kind is not Tok.COMMENT]
         self.code_ends = [t.end for t in self.code_tokens]
         self.keyword_end: dict[str, int] = {}
         for i in keyword_positions(self.code_tokens):
             self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
+        self.member_end: dict[str, int] = {}
+        texts = [t.text for t in self.code_tokens]
+        from_import = False  # inside ``from m import a, b``, which reaches a and b through m, like ``m.a``
+        for i, t in enumerate(self.code_tokens):
+            if not in_imports(t.start):
+                from_import = False
+                if t.kind is Tok.IDENT and is_member(texts, i):
+                    self.member_end.setdefault(t.text, t.end)
+            elif t.text in ("from", "import") and not text[text.rfind("\n", 0, t.start) + 1:t.start].strip():
+                from_import = t.text == "from" and language == Language.PYTHON.value  # a statement's first word
+            elif from_import and t.kind is Tok.IDENT and texts[i - 1] in ("import", ",", "("):
+                self.member_end.setdefault(t.text, t.end)
         self.ids: dict[str, int] = {}
         self.overflow = False
         self._nesting: tuple[list[int], list[int]] | None = None
@@ -180,6 +198,7 @@ class FileKnowledge:
         self.index = index
         self.cursor = cursor
         self.language = index.language
+        self._commented: set[str] | None = None
 
     @classmethod
     def of(cls, prompt: str, language: str, rest: str = "") -> "FileKnowledge":
@@ -195,7 +214,38 @@ class FileKnowledge:
         return self.index.literal_end.get(literal, _NEVER) <= self.cursor
 
     def knows_keyword(self, name: str) -> bool:
-        return self.index.keyword_end.get(name, _NEVER) <= self.cursor
+        """``name`` occurs before the cursor as a keyword argument, or a comment just above names it (``#
+        field_transformer`` over ``@attrs.define(field_transformer=ft_hook2)``)."""
+        return self.index.keyword_end.get(name, _NEVER) <= self.cursor or name in self.commented()
+
+    def commented(self) -> set[str]:
+        """Words of the comments on the last ``COMMENT_LINES`` lines up to the cursor: a comment there describes
+        the code being written (strings do not: a test's parameter names are strings above it)."""
+        if self._commented is None:
+            text, starts = self.index.text, self.index.line_starts
+            row = bisect.bisect_right(starts, self.cursor) - 1
+            near = text[starts[max(0, row - COMMENT_LINES)]:self.cursor]
+            self._commented = {w for t in lex(near, self.language) if t.kind is Tok.COMMENT
+                               for w in _WORD.findall(t.text)}
+        return self._commented
+
+    def knows_member(self, name: str) -> bool:
+        """``name`` occurs before the cursor as a member reached through a receiver (``x.name``, ``X::name``) or in
+        prose (a comment, a docstring, a string: ``// defer the `complete` call``)."""
+        idx = self.index
+        return min(idx.member_end.get(name, _NEVER), idx.prose_end.get(name, _NEVER)) <= self.cursor
+
+    def knows_sequence(self, tokens: list[Token]) -> bool:
+        """The code before the cursor contains these tokens in a row (comments and whitespace aside)."""
+        ids = self.index.ids
+        if any(t.text not in ids for t in tokens):
+            return False
+        return "".join(chr(0x100 + ids[t.text]) for t in tokens) in self.code_prefix()
+
+    def lead(self) -> list[str]:
+        """The last two code tokens before the cursor (what a groundtruth's first token follows)."""
+        end = bisect.bisect_right(self.index.code_ends, self.cursor)
+        return [t.text for t in self.index.code_tokens[max(0, end - 2):end]]
 
     def code_prefix(self) -> str:
         """The encoded code tokens that end before the cursor."""
@@ -215,8 +265,10 @@ class FileKnowledge:
             if indents[r] < 0:  # blank
                 r -= 1
             elif indents[r] < indent:
-                out.append(text[starts[r]:starts[r + 1] - 1])
-                indent = indents[r]
+                line = text[starts[r]:starts[r + 1] - 1]
+                out.append(line)
+                # A brace on its own line (Allman style) opens the block of the header just above, at its indent.
+                indent = indents[r] + (line.strip() == "{")
                 r -= 1
             else:  # every line between its parent and it is indented at least as much: skip them
                 r = parents[r]
@@ -261,19 +313,69 @@ def keyword_positions(tokens: list[Token]) -> Iterable[int]:
             yield i
 
 
-def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
-    """Tokens of the groundtruth the file before the cursor does not contain."""
-    missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
+# Receivers whose members the file itself declares: ``self.name`` is known once ``def name`` is.
+_OWN_RECEIVERS = frozenset({"this", "self", "cls", "super", "base"})
+
+
+def is_member(texts: list[str], i: int) -> bool:
+    """Whether ``texts[i]`` is reached through a receiver: after ``.``, ``::`` or ``->``."""
+    prev = texts[i - 1] if i >= 1 else ""
+    return prev == "." or (prev in (":", ">") and i >= 2 and texts[i - 2] == {":": ":", ">": "-"}[prev])
+
+
+def is_foreign_member(texts: list[str], i: int) -> bool:
+    """Whether ``texts[i]`` is a member reached through a receiver other than the file's own class (``this``,
+    ``self``...): an API the file may call without declaring it."""
+    if not is_member(texts, i):
+        return False
+    k = i - (1 if texts[i - 1] == "." else 2) - 1  # the receiver's last token
+    return k < 0 or texts[k] not in _OWN_RECEIVERS
+
+
+def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False, start: int = 0) -> list[str]:
+    """Tokens of the groundtruth (``tokens``, from ``start`` on; those before it are context) the file before the
+    cursor does not contain.  A member of another receiver (``typeFactory.populateMethod``, ``renderer.render``)
+    counts as known only where the file reached a member of that name through a receiver or named it in prose: a
+    local variable or a declaration in this class of the same name says nothing about another type's API.  Type
+    arguments (``Subject<any>``) are known only as the whole instantiation: each name on its own does not say
+    which the file wants."""
+    texts = known.lead() + [t.text for t in tokens]
+    off = len(texts) - len(tokens)
+    missing = [tokens[i].text for i in keyword_positions(tokens) if i >= start
+               and not known.knows_keyword(tokens[i].text)]
     lang = known.language
     keywords = _KEYWORDS.get(lang) or _KEYWORDS["python" if lang == Language.PYTHON.value else "c"]
-    for t in tokens:
+    for i in range(start, len(tokens)):
+        t = tokens[i]
         if t.kind is Tok.IDENT and t.text not in keywords and not known.knows_word(t.text, with_imports):
+            missing.append(t.text)
+        elif t.kind is Tok.IDENT and is_foreign_member(texts, off + i) and not known.knows_member(t.text):
             missing.append(t.text)
         elif t.kind is Tok.STRING and not known.knows_literal(t.text):
             missing.append(t.text)
         elif t.kind is Tok.NUMBER and not known.knows_literal(t.text) and not _SMALL_INT.fullmatch(t.text):
             missing.append(t.text)
+    if lang != Language.PYTHON.value:
+        missing += [" ".join(t.text for t in tokens[i:j]) for i, j in type_arguments(tokens) if i >= start
+                    and not known.knows_sequence(tokens[i:j])]
     return missing
+
+
+def type_arguments(tokens: list[Token]) -> Iterable[tuple[int, int]]:
+    """Spans ``[i, j)`` of generic instantiations ``Name<...>`` closed within ``tokens`` (an unclosed ``<`` is a
+    comparison or a type the groundtruth leaves open; Java's diamond ``<>`` leaves the choice to the compiler)."""
+    for i in range(len(tokens) - 2):
+        if tokens[i].kind is not Tok.IDENT or tokens[i + 1].text != "<" or tokens[i + 2].text == ">":
+            continue
+        depth = 0
+        for j in range(i + 1, len(tokens)):
+            text = tokens[j].text
+            if text in (";", "{", "}") or (text == ">" and tokens[j - 1].text == "="):
+                break
+            depth += (text == "<") - (text == ">")
+            if depth == 0:
+                yield i, j + 1
+                break
 
 
 def _norm_name(name: str) -> str:

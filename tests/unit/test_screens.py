@@ -107,6 +107,49 @@ def test_vocabulary_keeps_new_names_literals_and_keywords():
     assert screen.judge(PY_FILE, "==", "python") is None  # nothing to know: no name at all
 
 
+EXTRACTOR = """class Extractor {
+  static public boolean render = true;
+  // the manager's populate step runs first
+  void extract(Documentation documentation, Node description) {
+    typeFactory.populate(description);
+    if (render)
+      documentation."""
+
+
+def test_a_member_of_another_receiver_is_known_only_in_that_role():
+    screen = KnownVocabulary()
+    # `render` is a field of this class: nothing says the renderer has a method of that name
+    assert screen.judge(EXTRACTOR, "description = renderer.render(description);", "java") is None
+    assert screen.judge(EXTRACTOR + "x = renderer.render(n);\n", "renderer.render(description);", "java") is not None
+    # reached through a receiver before (`typeFactory.populate`), or named in prose (the comment's `manager`)
+    assert screen.judge(EXTRACTOR, "populate(description);", "java") is not None
+    assert screen.judge(EXTRACTOR.replace("documentation.", "other."), "manager;", "java") is not None
+    assert screen.judge(EXTRACTOR.replace("documentation.", "other."), "extract;", "java") is None  # a declaration
+    # the file's own members: a declaration is enough
+    assert screen.judge(EXTRACTOR.replace("documentation.", "this."), "extract(documentation, description);",
+                        "java") is not None
+    # Python: `from werk.http import parse_range` reaches parse_range through http, as `http.parse_range` does
+    assert screen.judge(PY_FILE, "parse_range(value)", "python") is not None
+    assert screen.judge(PY_FILE.replace("result = http.", "result = helpers."), "http_date", "python") is None
+
+
+TYPED = """import { Subject, Observable } from './Subject';
+export function of<T>(value: T): Observable<T>;
+export function make(): void {
+  const s: Subject<number> = new Subject<number>();
+  return new """
+
+
+def test_type_arguments_are_a_choice_the_file_makes_only_as_a_whole():
+    screen = KnownVocabulary()
+    assert screen.judge(TYPED, "Subject<number>();", "typescript") is not None  # the same instantiation above
+    assert screen.judge(TYPED, "Subject<T>();", "typescript") is None  # T and Subject are known, Subject<T> is not
+    assert screen.judge(TYPED, "Observable<T>(value);", "typescript") is not None
+    # comparisons and Java's diamond are no type arguments
+    assert screen.judge(TYPED, "value < value;", "typescript") is not None
+    assert screen.judge("class A {\n  Subject<T> s = new ", "Subject<>(this);", "java") is not None
+
+
 ANDROID = """package maps;
 
 public class MapViewManager {
