@@ -125,7 +125,9 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
       names and the overridden member's declaration does not see (the signatures differ: CS0115/CS0508/CS1715);
     - a stub an explicit implementation sees and names, in the interface's name or in the member's signature
       (CS0540/CS0539);
-    - a stub a qualified name goes through outside the bodies (CS0426).
+    - a stub a qualified name goes through outside the bodies, past the nested types it declares (CS0426);
+    - a stub named in a generic method's constraints, in a type with a base list (the interface member it
+      implements has other constraints: CS0425).
     Leaving just those stubs out up front keeps the file's other stubs and saves the stubbed recompile that would
     find them; the recompile stays as the fallback for whatever this misses (it takes out a whole file's
     stubs)."""
@@ -192,6 +194,18 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
                 if name in stub_names:
                     for cls in chain:
                         if (f"{cls}.{name}", k) in hosts:
+                            out.add((cls, name))
+        for clause in caps.get("constraint", ()):
+            # a generic method's constraints must be those of the interface member it implements, declared where
+            # the stub is not seen: a stub named in them breaks the implementation (CS0425)
+            owner = _ancestor_node(clause.parent, frozenset(TYPE_DECLS))
+            if owner is None or not any(c.type == "base_list" for c in owner.children):
+                continue
+            for i in walk(clause):
+                name = i.text.decode("utf-8", "replace") if i.type == "identifier" else None
+                if name in stub_names:
+                    for cls in _class_chain(clause.parent, types_by_name):
+                        if (f"{cls}.{name}", _arity_of(i)) in hosts:
                             out.add((cls, name))
         for q in caps.get("qualifier", ()):
             name = q.text.decode("utf-8", "replace")

@@ -24,7 +24,8 @@ MEMBER_DECLS = frozenset({"method_declaration", "property_declaration", "indexer
 # What ``predict_blockers`` reads, captured by the scan's one query.
 BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
                     " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
-                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)")
+                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)"
+                    " (method_declaration (type_parameter_constraints_clause) @constraint)")
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def scan_csharp(src: SourceFile, tree=None, masks=()) -> CsFileInfo:
     if info.masks:
         caps["id"] = [n for n in caps.get("id", ()) if info.masked(n) is None]
         caps["qualifier"] = [n for n in caps.get("qualifier", ()) if info.masked(n) is None]
-    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
+    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier", "constraint")}
     info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
     skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
     spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]

@@ -1,6 +1,9 @@
 """The shim for mcs: empty namespaces and placeholder types for every name mcs reports missing at declaration
-level (a NuGet type in a signature, a missing ``using`` namespace), and ``override`` blanked where the base is a
-placeholder, so that mcs gets past the declarations to the method bodies.  Both trees get the same shim."""
+level (a NuGet type in a signature, a missing ``using`` namespace, a type nested in a placeholder -- ``Port.Capacity``
+--, a type of another arity than the framework's), and ``override`` blanked where the base is a placeholder, so
+that mcs gets past the declarations to the method bodies.  Both trees get the same shim, and its probe (a body
+error of its own) tells whether mcs got there.  A member of a placeholder (``Port.Capacity.Single`` as a default
+value, a named argument of a placeholder attribute) needs no placeholder: mcs reports it and goes on."""
 
 from __future__ import annotations
 
@@ -93,7 +96,8 @@ def _arity_at(text: str, at: int) -> int:
 
 def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str], shim: Shim,
                project_namespaces: set[str], predict: bool = False) -> int:
-    """Add placeholders for declaration-level resolution errors; returns how many new entries were added.
+    """Add placeholders for declaration-level resolution errors (a type missing, in a namespace or nested in a
+    placeholder type, or missing in the arity written); returns how many new entries were added.
 
     mcs reports one segment of a qualified name per compile (``Py`` missing; then, once ``namespace Py`` exists,
     ``GILState`` missing in ``Py``).  With ``predict`` the whole qualified name is placed at once -- the segments
@@ -119,6 +123,9 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
         if d.code == "CS0539":
             # an explicit implementation of a member of a placeholder interface: a plain member then
             _blank_explicit_specifier(shim, d.file, info, text, off)
+            continue
+        if d.code in ("CS0305", "CS0308") and q:
+            _place_other_arity(shim, info, text, off, strip_generics(q[0]).rpartition(".")[2])
             continue
         if d.code == "CS0426" and len(q) > 1:
             _place_nested(shim, info, text, off, strip_generics(q[0]), strip_generics(q[1]), predict)
@@ -186,6 +193,15 @@ def _place_nested(shim: Shim, info: CsFileInfo, text: str, off: int, name: str, 
     dot = skip_trivia(text, after)
     if predict and at is not None and text.startswith(".", dot) and not text.startswith("..", dot):
         _place_qualified(shim, text, after, f"{container}.{name}")
+
+
+def _place_other_arity(shim: Shim, info: CsFileInfo, text: str, off: int, name: str) -> None:
+    """CS0305/CS0308: the only type of that name in scope has another arity (``Span`` of a missing Visual Studio
+    SDK beside the framework's ``System.Span<T>``): a placeholder of the arity written, in the global namespace,
+    which every file sees and where no using-imported type of another arity competes with it."""
+    if not name or not text.startswith(name, off) or text.startswith(".", max(0, off - 1)):
+        return  # (a qualified name's last segment: the namespace it is looked up in is not known)
+    shim.types.setdefault(("", name, _arity_at(text, off + len(name))), _kind_at(info, text, off, name))
 
 
 def _last_arity(name) -> int:

@@ -185,3 +185,38 @@ def test_a_nested_type_named_through_its_outer_type_is_a_reference_to_its_own_pa
     assert got == {(line.index("Outer.One"), "Outer", "A.cs", K.TYPE), (line.index("One"), "One", "A.cs", K.TYPE),
                    (line.index("Outer.Two"), "Outer", "A.cs", K.TYPE), (line.index("Two"), "Two", "B.cs", K.TYPE),
                    (line.index("Leaf"), "Leaf", "B.cs", K.TYPE)}
+
+
+@needs_mcs
+def test_a_missing_type_of_another_arity_than_a_framework_type_gets_a_placeholder(tmp_path):
+    # Visual Studio's `Microsoft.VisualStudio.Text.Span` is missing; mono's `System.Span<T>` is found instead, of
+    # the wrong arity (CS0305 in a signature stops mcs before every body: three files of VSIntelliSenseTweaks)
+    text = "using System;\nclass A\n{\n    static Span F(Span s) { return s; }\n}\n"
+    shim = Shim()
+    res = _mcs(tmp_path, {SHIM_FILE: shim.text(), "a.cs": text})
+    assert {d.code for d in _errors(res)} == {"CS0305"}
+    infos = _infos({"a.cs": text})
+    assert shim_fixes(_errors(res), infos, {"a.cs": text}, shim, set(), predict=True) > 0
+    assert shim.types == {("", "Span", 0): P.CLASS}
+    res = _mcs(tmp_path, {SHIM_FILE: shim.text(), "a.cs": text})
+    assert all(map(is_probe, _errors(res))) and _errors(res), res.stdout + res.stderr
+
+
+@needs_mcs
+def test_a_stub_in_a_generic_methods_constraints_is_predicted_to_break_the_implementation(tmp_path):
+    # the interface member's constraint names the project type; the implementation's would name the stub (CS0425,
+    # which stops mcs before every body: RelentStateMachine's state machines lost all their stubs to a recompile)
+    texts = {"IState.cs": "namespace Demo { public interface IState { } }\n",
+             "IMachine.cs": "namespace Demo { public interface IMachine { bool Is<T>() where T : IState; } }\n",
+             "Machine.cs": "namespace Demo { public class Machine : IMachine {\n"
+                           "    IState current;\n"
+                           "    public bool Is<T>() where T : IState { return current is T; } } }\n"}
+    infos = _infos(texts)
+    plans = plan_all_stubs(infos, texts, set(texts))
+    assert "public interface IState {}" in plans["Machine.cs"].stubbed_text
+    res = _mcs(tmp_path, {**texts, "Machine.cs": plans["Machine.cs"].stubbed_text})
+    assert [d.code for d in _errors(res)] == ["CS0425"]
+    left_out = predict_blockers(plans, infos, texts)
+    assert left_out == {("Machine", "IState")}
+    kept = plan_all_stubs(infos, texts, set(texts), frozenset(left_out))
+    assert "Machine.cs" not in kept or "IState" not in kept["Machine.cs"].stubs
