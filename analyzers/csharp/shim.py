@@ -125,7 +125,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             _blank_explicit_specifier(shim, d.file, info, text, off)
             continue
         if d.code in ("CS0305", "CS0308") and q:
-            _place_other_arity(shim, info, text, off, strip_generics(q[0]).rpartition(".")[2])
+            _place_other_arity(shim, info, text, off, strip_generics(q[0]).rpartition(".")[2], predict)
             continue
         if d.code == "CS0426" and len(q) > 1:
             _place_nested(shim, info, text, off, strip_generics(q[0]), strip_generics(q[1]), predict)
@@ -195,13 +195,17 @@ def _place_nested(shim: Shim, info: CsFileInfo, text: str, off: int, name: str, 
         _place_qualified(shim, text, after, f"{container}.{name}")
 
 
-def _place_other_arity(shim: Shim, info: CsFileInfo, text: str, off: int, name: str) -> None:
+def _place_other_arity(shim: Shim, info: CsFileInfo, text: str, off: int, name: str, predict: bool) -> None:
     """CS0305/CS0308: the only type of that name in scope has another arity (``Span`` of a missing Visual Studio
     SDK beside the framework's ``System.Span<T>``): a placeholder of the arity written, in the global namespace,
-    which every file sees and where no using-imported type of another arity competes with it."""
+    which every file sees and where no using-imported type of another arity competes with it; with ``predict``
+    the types nested after it too (``Converter.Callback``: the next round's CS0426)."""
     if not name or not text.startswith(name, off) or text.startswith(".", max(0, off - 1)):
         return  # (a qualified name's last segment: the namespace it is looked up in is not known)
-    shim.types.setdefault(("", name, _arity_at(text, off + len(name))), _kind_at(info, text, off, name))
+    after = off + len(name)
+    shim.types.setdefault(("", name, _arity_at(text, after)), _kind_at(info, text, off, name))
+    if predict:
+        _place_qualified(shim, text, after, name)
 
 
 def _last_arity(name) -> int:
