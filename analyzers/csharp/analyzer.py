@@ -40,9 +40,10 @@ Compilers:
 
 Module map: ``copy`` (the analysed copy: ``preprocess`` + ``project`` + the ``downlevel`` pass), ``scan``
 (tree-sitter index), ``stubs`` (stub planning), ``blockers`` (stubs sure to break a declaration), ``shim``
-(placeholders for mcs), ``compile`` (compiler calls), ``parse_check`` (the parse pass put off), ``verdicts`` (what
-a compile says about files), ``refs`` (attribution), ``roslyn`` (finding csc), ``plan`` (one analysis's state),
-``toolchain`` (configs, tree-sitter's bytes, versions); this module holds the recipe.
+(placeholders for mcs; ``placeholders``: their text, nested types to any depth), ``compile`` (compiler calls),
+``parse_check`` (the parse pass put off), ``verdicts`` (what a compile says about files), ``refs`` (attribution),
+``kinds`` (the uses no error marks), ``roslyn`` (finding csc), ``plan`` (one analysis's state), ``toolchain``
+(configs, tree-sitter's bytes, versions); this module holds the recipe.
 """
 
 from __future__ import annotations
