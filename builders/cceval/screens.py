@@ -47,8 +47,8 @@ from dataclasses import dataclass
 
 from benchsmith.builders.cceval.screen_text import (  # noqa: F401 - some re-exported: tests and audit use them
     FileIndex, FileKnowledge, Tok, Token, _index, _norm_name, first_name, groundtruth_tokens, import_lines, lex,
-    strip_imports, unknown_tokens)
-from benchsmith.builders.cceval.predictability import AnalogyFinder, surprisal
+    lex_line, strip_imports)
+from benchsmith.builders.cceval.predictability import AnalogyFinder, surprisal, unknown_tokens
 from benchsmith.enums import StrEnum
 from benchsmith.pipeline import Filter
 from benchsmith.records import CompletionExample, Reason, Stage
@@ -201,8 +201,9 @@ class EnclosingEcho(Screen):
             return None
         key = _norm_name(first)
         host = None
-        for line in known.outline():
-            for t in lex(line, known.language):
+        lines = [lex_line(line, known.language) for line in known.outline()]
+        for line in lines:
+            for t in line:
                 if t.kind is Tok.IDENT and (t.text == first or (
                         len(key) >= self.min_chars and _norm_name(t.text) in {p + key for p in self.prefixes})
                         or _extends(key, _norm_name(t.text), self.min_extended)):
@@ -212,18 +213,18 @@ class EnclosingEcho(Screen):
                 break
         rest = next(i for i, t in enumerate(tokens) if t.kind is Tok.IDENT) + 1
         if host is None:
-            return self._declared(first, tokens, rest, known)
+            return self._declared(first, tokens, rest, known, lines[0])
         if unknown_tokens(tokens, known, start=rest):
             return None
         return f"{first!r} echoes {host!r} on an enclosing line and the rest of the groundtruth occurs before the " \
                "cursor"
 
-    def _declared(self, first: str, tokens: list[Token], rest: int, known: FileKnowledge) -> str | None:
+    def _declared(self, first: str, tokens: list[Token], rest: int, known: FileKnowledge,
+                  line: tuple[Token, ...]) -> str | None:
         """A declaration named after what it holds: the variable being assigned on the cursor's line is the first
         name, or its last words (``const scheduler = popScheduler(args)``, ``asyncScheduler = new
         AsyncScheduler(AsyncAction)``), and the rest is known, imported names included (the file imported them
-        for this)."""
-        line = lex(known.outline()[0], known.language)
+        for this).  ``line``: the cursor's line, lexed."""
         key = _norm_name(first)
         for i in range(len(line) - 1):
             t = line[i]

@@ -262,3 +262,19 @@ def test_copy_abstains_when_a_file_has_more_distinct_tokens_than_characters(monk
     screens._index.cache_clear()
     assert InFileCopy().judge(prompt, gt, "python") is None
     screens._index.cache_clear()
+
+
+def test_the_file_index_cache_keeps_files_by_size_not_by_count(monkeypatch):
+    import benchsmith.builders.cceval.screen_text as screens
+
+    screens._index.cache_clear()
+    files = [f"x{i} = {i}\n" * 10 for i in range(20)]
+    first = [screens._index(text, "python") for text in files]
+    # sampled order revisits files: twenty small files stay indexed, each built once
+    assert all(screens._index(text, "python") is idx for text, idx in zip(files, first))
+    monkeypatch.setattr(screens._IndexCache, "max_chars", 3 * len(files[0]))
+    screens._index(files[0], "python")  # used again: now the most recent of the twenty
+    screens._index("y = 1\n" * 10, "python")  # a new file: the least recently used go, down to three files
+    assert screens._index(files[0], "python") is first[0]
+    assert screens._index(files[1], "python") is not first[1]
+    screens._index.cache_clear()
