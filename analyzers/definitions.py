@@ -51,6 +51,14 @@ def _declared_names(node) -> Iterator[str]:
         if key is not None and key.type in ("property_identifier", "identifier"):
             yield _text(key)
         return
+    if node.type == "enum_assignment" or (node.type == "property_identifier" and node.parent is not None
+                                          and node.parent.type == "enum_body"):
+        # a TypeScript enum member, with or without its value (``ok = 200``, ``bad``)
+        yield _text(node if node.type == "property_identifier" else node.named_children[0])
+        return
+    if node.type == "internal_module":  # a TypeScript namespace (``namespace CardMod { ... }``)
+        yield _text(node.child_by_field_name("name"))
+        return
     if "parameter" in node.type or not DECLARING.search(node.type):
         return
     name = node.child_by_field_name("name")

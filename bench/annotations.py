@@ -220,11 +220,13 @@ def _table(title: str, rules, groups, verdicts) -> dict[str, dict[str, dict]]:
 
 # Candidate profiles from the least to the most aggressive: each rung adds one general rule (or lowers the
 # surprisal a groundtruth may have and still be dropped).  Cross-validation picks a rung per target on the other
-# repositories, so no figure below was tuned on the repository it is measured on.
+# repositories, so no threshold below was tuned on the repository it is measured on.  The four pattern classes
+# of the first rung (copy, vocabulary, echo, analogy: issue 25 names each) are the screens' design, not a choice
+# left to the data: with the analogy a rung of its own, a held-out repository whose pattern is mostly sibling
+# checks (JPype1: 20% predictable among kept) got a rung chosen on repositories that needed none.
 _DEFAULT = ("copy", "vocabulary", "echo", "analogy")
 LADDER: list[tuple[str, tuple[str, ...], float | None]] = [
-    ("copy+vocabulary+echo", ("copy", "vocabulary", "echo"), None),
-    ("+analogy", _DEFAULT, None),
+    ("copy+vocabulary+echo+analogy", _DEFAULT, None),
     *[(f"+analogy, surprisal<={t}", _DEFAULT, t) for t in (2.0, 3.0)],
     ("+analogy+imported", (*_DEFAULT, "imported_vocabulary"), None),
     *[(f"+analogy+imported, surprisal<={t}", (*_DEFAULT, "imported_vocabulary"), t) for t in (2.0, 3.0, 3.5, 4.0, 5.0)],

@@ -1,6 +1,7 @@
 """Throwaway uids for untrusted runs as root: one per run from a private range, ``flock``-ed so that concurrent
 runs, even in other processes, never share one.  Toolchain confinement and the program sandbox each lease from a
-range of their own (``UidLease`` subclasses), so a toolchain and a generated program never share a uid either."""
+range of their own (``UidLease`` subclasses), both declared here so that they provably never overlap: a toolchain
+and a generated program never share a uid either.  ``become`` is how a child process takes its leased uid."""
 
 from __future__ import annotations
 
@@ -10,10 +11,33 @@ import os
 import random
 import stat
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from benchsmith.scratch import runtime_dir  # /run for root: a name no other user can plant
+
+
+@dataclass(frozen=True)
+class UidRange:
+    base: int
+    span: int
+
+    def __contains__(self, uid: object) -> bool:
+        return isinstance(uid, int) and self.base <= uid < self.base + self.span
+
+
+# High enough to collide with no real account or the usual container sub-uid ranges; uids need no passwd entry.
+SANDBOX_UIDS = UidRange(1_900_000_000, 1 << 16)  # generated programs (benchsmith.evaluate.sandbox)
+TOOLCHAIN_UIDS = UidRange(1_910_000_000, 1 << 16)  # confined toolchains (benchsmith.confine)
+assert SANDBOX_UIDS.base + SANDBOX_UIDS.span <= TOOLCHAIN_UIDS.base - 1  # and the container uid below the latter
+
+
+def become(uid: int) -> None:
+    """Drop to ``uid`` (as its own gid, no supplementary groups) for good: in a child, between fork and exec."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 class UidLease:

@@ -40,9 +40,10 @@ Compilers:
 
 Module map: ``copy`` (the analysed copy: ``preprocess`` + ``project`` + the ``downlevel`` pass), ``scan``
 (tree-sitter index), ``stubs`` (stub planning), ``blockers`` (stubs sure to break a declaration), ``shim``
-(placeholders for mcs), ``compile`` (compiler calls), ``parse_check`` (the parse pass put off), ``verdicts`` (what
-a compile says about files), ``refs`` (attribution), ``roslyn`` (finding csc), ``plan`` (one analysis's state),
-``toolchain`` (configs, tree-sitter's bytes, versions); this module holds the recipe.
+(placeholders for mcs; ``placeholders``: their text, nested types to any depth), ``compile`` (compiler calls),
+``parse_check`` (the parse pass put off), ``verdicts`` (what a compile says about files), ``refs`` (attribution),
+``kinds`` (the uses no error marks), ``roslyn`` (finding csc), ``plan`` (one analysis's state), ``toolchain``
+(configs, tree-sitter's bytes, versions); this module holds the recipe.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from benchsmith.analyzers.csharp.project import ProjectIndex
 from benchsmith.analyzers.csharp.positions import offset as _offset
 from benchsmith.analyzers.csharp.refs import cs_ref, member_file
 from benchsmith.analyzers.csharp.scan import scan_csharp
-from benchsmith.analyzers.csharp.shim import Shim, reached_bodies, shim_fixes
+from benchsmith.analyzers.csharp.shim import Shim, is_probe, reached_bodies, shim_fixes
 from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs, stub_counts
 from benchsmith.analyzers.csharp.toolchain import CsToolchain
 from benchsmith.config_values import exclusions as config_exclusions
@@ -386,8 +387,8 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
             elif found.symbol == ref.symbol:
                 found.kind, found.definition = ref.kind, ref.definition
         result.refs = [refs[k] for k in sorted(refs)]
-        result.stats.update(original_errors=sum(1 for d in before if d.kind == "error"),
-                            stubbed_errors=sum(1 for d in after if d.kind == "error"),
+        result.stats.update(original_errors=sum(1 for d in before if d.kind == "error" and not is_probe(d)),
+                            stubbed_errors=sum(1 for d in after if d.kind == "error" and not is_probe(d)),
                             new_diagnostics=plan.new, unattributed=plan.unattributed, external_members=plan.external,
                             refs=len(result.refs), scan_refs=sum(1 for r in result.refs if r.diagnostic == "scan"))
         if stopped:

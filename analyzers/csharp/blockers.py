@@ -7,7 +7,7 @@ from benchsmith import treesitter
 from benchsmith.analyzers.common import walk
 from benchsmith.analyzers.csharp.scan import (BLOCKER_PATTERNS, BODY_NODES, GRAMMAR, MEMBER_DECLS, STUB_HOSTS,
                                               TYPE_DECLS, CsFileInfo, CsType, _ancestor_node)
-from benchsmith.analyzers.csharp.stubs import CsStubs
+from benchsmith.analyzers.csharp.stubs import CsStubs, stub_nested
 
 OBJECT_VIRTUALS = frozenset({"ToString", "Equals", "GetHashCode"})  # overridable on any class, a stub's too
 StubKey = tuple[str, str]  # (top-level type, stub name): the stub of that name nested in the types of that name
@@ -125,17 +125,20 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
       names and the overridden member's declaration does not see (the signatures differ: CS0115/CS0508/CS1715);
     - a stub an explicit implementation sees and names, in the interface's name or in the member's signature
       (CS0540/CS0539);
-    - a stub a qualified name goes through outside the bodies (CS0426).
+    - a stub a qualified name goes through outside the bodies, past the nested types it declares (CS0426);
+    - a stub named in a generic method's constraints, in a type with a base list (the interface member it
+      implements has other constraints: CS0425).
     Leaving just those stubs out up front keeps the file's other stubs and saves the stubbed recompile that would
     find them; the recompile stays as the fallback for whatever this misses (it takes out a whole file's
     stubs)."""
     out: set[StubKey] = set()
-    hosts: set[tuple[str, int]] = set()  # ("Top.Stub", arity) of the stubs some file's text carries
+    # ("Top.Stub", arity) of the stubs some file's text carries -> the type each stands for
+    hosts: dict[tuple[str, int], CsType] = {}
     for path, plan in sorted(plans.items()):
         if plan.insertions.points:
             for fqn, t in plan.carried.items():
                 if fqn.count(".") >= 1:
-                    hosts.add((".".join(fqn.split(".")[-2:]), t.arity))
+                    hosts.setdefault((".".join(fqn.split(".")[-2:]), t.arity), t)
     types_by_name: dict[str, list[CsType]] = {}
     for info in infos.values():
         for t in info.declared:
@@ -192,12 +195,25 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
                     for cls in chain:
                         if (f"{cls}.{name}", k) in hosts:
                             out.add((cls, name))
+        for clause in caps.get("constraint", ()):
+            # a generic method's constraints must be those of the interface member it implements, declared where
+            # the stub is not seen: a stub named in them breaks the implementation (CS0425)
+            owner = _ancestor_node(clause.parent, frozenset(TYPE_DECLS))
+            if owner is None or not any(c.type == "base_list" for c in owner.children):
+                continue
+            for i in walk(clause):
+                name = i.text.decode("utf-8", "replace") if i.type == "identifier" else None
+                if name in stub_names:
+                    for cls in _class_chain(clause.parent, types_by_name):
+                        if (f"{cls}.{name}", _arity_of(i)) in hosts:
+                            out.add((cls, name))
         for q in caps.get("qualifier", ()):
             name = q.text.decode("utf-8", "replace")
             if name not in stub_names or _ancestor_node(q, BODY_NODES) is not None:
                 continue
             for cls in _class_chain(q, types_by_name):
-                if (f"{cls}.{name}", _arity_of(q)) in hosts:
+                stub = hosts.get((f"{cls}.{name}", _arity_of(q)))
+                if stub is not None and not _declares_path(stub, q):
                     out.add((cls, name))
     for path in sorted(plans):
         stubs, text = plans[path].stubs, texts[path]
@@ -231,6 +247,24 @@ def predict_blockers(plans: dict[str, CsStubs], infos: dict[str, CsFileInfo], te
                     out.add((_node_name(top), base))
                     break
     return out
+
+
+def _declares_path(stub: CsType, qualifier) -> bool:
+    """Whether the qualified name that ``qualifier`` (a stub's name) starts names only types nested in the stub,
+    which declares them (``Outer.Inner.Deep``); else the stub breaks it (CS0426)."""
+    t, node = stub, qualifier.parent
+    while node is not None and node.type == "qualified_name":
+        name = node.child_by_field_name("name")
+        ident = name if name is None or name.type == "identifier" else \
+            next((c for c in name.children if c.type == "identifier"), None)
+        if ident is None:
+            return False
+        text = ident.text.decode("utf-8", "replace")
+        t = next((n for n in stub_nested(t) if n.name == text and n.arity == _arity_of(ident)), None)
+        if t is None:
+            return False
+        node = node.parent
+    return True
 
 
 def _node_name(decl) -> str:

@@ -7,7 +7,8 @@ and constructor calls only.  The other uses are found here, from what the scan a
 namespaces and ``using`` directives, the project's top-level types), with no compile of their own:
 
 - TYPE: field, property, local, parameter and return types, generic arguments, casts, ``typeof``/``nameof``/
-  ``default``/``is``/``as``, a type qualifying a static member (``Kind.Value``) or a nested type;
+  ``default``/``is``/``as``, a type qualifying a nested type, or a static member (``Kind.Value``) outside the
+  method bodies (in a body the compile marks the member of a stubbed type instead);
 - HERITAGE: a base list; ATTRIBUTE: an attribute's name (``Foo`` for ``FooAttribute`` too);
 - CONSTRUCTOR: ``new T(...)``;
 - INHERITED_MEMBER: a member reached through ``this``/``base`` or unqualified, declared by a project base class in
@@ -28,7 +29,7 @@ from functools import lru_cache
 
 from benchsmith import treesitter
 from benchsmith.analyzers.csharp.positions import positions
-from benchsmith.analyzers.csharp.scan import GRAMMAR, TYPE_DECLS, CsFileInfo, CsType
+from benchsmith.analyzers.csharp.scan import BODY_NODES, GRAMMAR, TYPE_DECLS, CsFileInfo, CsType, _ancestor_node
 from benchsmith.records import CrossFileRef, Definition, ReferenceKind
 
 # nodes a type name sits in without changing what it is used as (``Foo[]``, ``Foo?``, ``ref Foo``, ``(Foo a, B b)``)
@@ -308,6 +309,24 @@ class TypeRefFinder:
                 if path in self.pre_texts else ({}, {})
         return hit
 
+    def nested_path(self, t: CsType, ident) -> list[tuple[object, CsType]]:
+        """(name node, nested type) for each type nested in ``t`` that the qualified name ``ident`` starts names
+        (``Outer.Inner.Deep``: Inner, Deep), over every part of ``t``."""
+        out: list[tuple[object, CsType]] = []
+        nested = [n for part in self.by_ns.get(t.namespace, {}).get(t.name, ()) for n in part.nested]
+        node = ident.parent
+        while node is not None and node.type == "qualified_name" and nested:
+            name = node.child_by_field_name("name")
+            ident = name if name is None or name.type == "identifier" else \
+                next((c for c in name.children if c.type == "identifier"), None)
+            found = next((n for n in nested if ident is not None and n.name == ident.text.decode("utf-8", "replace")),
+                         None)
+            if found is None:
+                break
+            out.append((ident, found))
+            nested, node = list(found.nested), node.parent
+        return out
+
     def definition(self, t: CsType) -> Definition | None:
         span = self.spans(t.file)[0].get(t.name)
         return Definition(t.file, span[0], span[1], t.name) if span is not None else None
@@ -340,17 +359,28 @@ class TypeRefFinder:
                 memo[key] = resolve(name, path, info, self.stubbable if stubbable else self.by_ns, namespaces)
             return memo[key]
 
-        for _, use in type_uses(by_name, candidates & info.used, root.has_error):
+        for node, use in type_uses(by_name, candidates & info.used, root.has_error):
             t = find(use.name)
             if use.kind is ReferenceKind.ATTRIBUTE:
                 t = find(use.name + "Attribute") or t
-            if use.qualifier and find(use.name, stubbable=True) is not None:
+            if use.qualifier and find(use.name, stubbable=True) is not None \
+                    and _ancestor_node(node, BODY_NODES) is not None:
+                # in a body the compile marks the member; outside one (a parameter's default, an initializer, an
+                # attribute's argument: ``= Mode.Fast``) the qualifying type is a use of its own, as released
+                # CrossCodeEval has it
                 continue
             pos = to_position(use.start_byte, use.name) if t is not None and t.file != path else None
             if pos is None:
                 continue
             out.append(CrossFileRef(path, pos[0], pos[1], use.name, t.name, t.file, "scan",
                                     f"{use.kind.value} {t.fqn}", kind=use.kind, definition=self.definition(t)))
+            for name_node, nested in self.nested_path(t, node):
+                pos = to_position(name_node.start_byte, nested.name)
+                span = self.spans(nested.file)[0].get(t.name)
+                if pos is not None and nested.file != path:
+                    out.append(CrossFileRef(path, pos[0], pos[1], nested.name, t.name, nested.file, "scan",
+                                            f"{use.kind.value} {nested.namespace}.{nested.name}", kind=use.kind,
+                                            definition=Definition(nested.file, *span, t.name) if span else None))
         out += self.inherited.refs(path, root, by_name, inherited, to_position)
         return out
 

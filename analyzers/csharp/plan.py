@@ -11,11 +11,11 @@ from benchsmith.analyzers.csharp.copy import Prepared
 from benchsmith.analyzers.csharp.diagnostics import Compiler
 from benchsmith.analyzers.csharp.roslyn import Roslyn
 from benchsmith.analyzers.csharp.scan import CsFileInfo, CsType
-from benchsmith.analyzers.csharp.shim import Shim
+from benchsmith.analyzers.csharp.shim import SHIM_FILE, Shim
 from benchsmith.analyzers.csharp.stubs import CsStubs, plan_all_stubs
 from benchsmith.files import write_tree
 
-SHIM_FILE = "__benchsmith_shim__.cs"
+__all__ = ["SHIM_FILE", "CsPlan"]
 
 
 @dataclass

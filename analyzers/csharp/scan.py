@@ -24,7 +24,8 @@ MEMBER_DECLS = frozenset({"method_declaration", "property_declaration", "indexer
 # What ``predict_blockers`` reads, captured by the scan's one query.
 BLOCKER_PATTERNS = ("(class_declaration) @type (record_declaration) @type (explicit_interface_specifier) @explicit"
                     " (method_declaration (modifier) @mod) (property_declaration (modifier) @mod)"
-                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)")
+                    " (indexer_declaration (modifier) @mod) (qualified_name qualifier: (identifier) @qualifier)"
+                    " (method_declaration (type_parameter_constraints_clause) @constraint)")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class CsType:
     arity: int
     file: str
     supers: tuple[str, ...] = ()  # simple names in its base list
+    # the types declared in its body, to any depth (``namespace`` of each: the fqn of the type around it); the stub
+    # of a type declares them, so that ``Outer.Inner`` in a signature still resolves (CS0426 there stops mcs)
+    nested: tuple["CsType", ...] = ()
 
     @property
     def fqn(self) -> str:
@@ -161,16 +165,15 @@ def scan_csharp(src: SourceFile, tree=None, masks=()) -> CsFileInfo:
                 if n is None:
                     continue
                 kind = TYPE_DECLS[c.type]
-                tps = next((ch for ch in c.children if ch.type == "type_parameter_list"), None)
-                arity = sum(1 for t in tps.children if t.type == "type_parameter") if tps is not None else 0
+                arity = _arity(c)
                 name = n.text.decode("utf-8", "replace")
                 bases = next((ch for ch in c.children if ch.type == "base_list"), None)
                 supers = tuple(t.text.decode("utf-8", "replace") for t in walk(bases) if t.type == "identifier") \
                     if bases is not None else ()
-                info.declared.append(CsType(current, name, kind, arity, src.path, supers))
+                body = _type_body(c)
+                info.declared.append(CsType(current, name, kind, arity, src.path, supers,
+                                            _nested_types(body, f"{current}.{name}" if current else name, src.path)))
                 partial = any(ch.type == "modifier" and ch.text == b"partial" for ch in c.children)
-                body = c.child_by_field_name("body") or next(
-                    (ch for ch in c.children if ch.type == "declaration_list"), None)
                 insert_at = None
                 if body is not None and body.children and body.children[-1].type == "}" \
                         and not body.children[-1].is_missing:
@@ -184,7 +187,7 @@ def scan_csharp(src: SourceFile, tree=None, masks=()) -> CsFileInfo:
     if info.masks:
         caps["id"] = [n for n in caps.get("id", ()) if info.masked(n) is None]
         caps["qualifier"] = [n for n in caps.get("qualifier", ()) if info.masked(n) is None]
-    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier")}
+    info.blocker_caps = {k: caps.get(k, []) for k in ("type", "explicit", "mod", "qualifier", "constraint")}
     info.local_names = {n.text.decode("utf-8", "replace") for n in caps.get("local", ())}
     skips = sorted((n.start_byte, n.end_byte) for n in caps.get("skip", ()))
     spans = [(n.start_byte, n.end_byte) for n in caps.get("id", ())]
@@ -200,6 +203,31 @@ def scan_csharp(src: SourceFile, tree=None, masks=()) -> CsFileInfo:
     for _, _, names in info.masks:
         info.used.update(names)
     return info
+
+
+def _type_body(decl):
+    return decl.child_by_field_name("body") or next((ch for ch in decl.children if ch.type == "declaration_list"),
+                                                    None)
+
+
+def _arity(decl) -> int:
+    tps = next((ch for ch in decl.children if ch.type == "type_parameter_list"), None)
+    return sum(1 for t in tps.children if t.type == "type_parameter") if tps is not None else 0
+
+
+def _nested_types(body, outer: str, path: str, depth: int = 0) -> tuple[CsType, ...]:
+    """The types declared in a type's body, each with its own nested ones (to a depth no real code reaches)."""
+    if body is None or depth > 16:
+        return ()
+    out = []
+    for c in body.named_children:
+        n = c.child_by_field_name("name") if c.type in TYPE_DECLS else None
+        if n is None:
+            continue
+        name = n.text.decode("utf-8", "replace")
+        out.append(CsType(outer, name, TYPE_DECLS[c.type], _arity(c), path, (),
+                          _nested_types(_type_body(c), f"{outer}.{name}", path, depth + 1)))
+    return tuple(out)
 
 
 MEMBER_NAMED = frozenset({"method_declaration", "property_declaration", "event_declaration", "delegate_declaration",

@@ -1,6 +1,9 @@
 """The shim for mcs: empty namespaces and placeholder types for every name mcs reports missing at declaration
-level (a NuGet type in a signature, a missing ``using`` namespace), and ``override`` blanked where the base is a
-placeholder, so that mcs gets past the declarations to the method bodies.  Both trees get the same shim."""
+level (a NuGet type in a signature, a missing ``using`` namespace, a type nested in a placeholder -- ``Port.Capacity``
+--, a type of another arity than the framework's), and ``override`` blanked where the base is a placeholder, so
+that mcs gets past the declarations to the method bodies.  Both trees get the same shim, and its probe (a body
+error of its own) tells whether mcs got there.  A member of a placeholder (``Port.Capacity.Single`` as a default
+value, a named argument of a placeholder attribute) needs no placeholder: mcs reports it and goes on."""
 
 from __future__ import annotations
 
@@ -10,14 +13,27 @@ from dataclasses import dataclass, field
 from benchsmith.analyzers.base import skip_type_args, strip_generics
 from benchsmith.analyzers.common import Insertions, skip_trivia
 from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
+from benchsmith.analyzers.csharp.placeholders import PlaceholderKey, PlaceholderKind, render, type_names
 from benchsmith.analyzers.csharp.positions import offset as _offset, positions
 from benchsmith.analyzers.csharp.scan import MEMBER_DECLS, CsFileInfo, _ancestor, _name, in_body
+
+SHIM_FILE = "__benchsmith_shim__.cs"
+# A method body of the shim's own with an error, in both trees: mcs reports it exactly when it got past every
+# declaration to the bodies.  Without it a tree whose bodies have no error of their own (every error a placeholder's
+# member in a signature, which stops nothing) would read as stopped, and its files as rejected.
+PROBE = "__benchsmith_probe"
+_PROBE_DECL = f"static class __BenchsmithProbe {{ static void M() {{ {PROBE}(); }} }}"
+
+
+def is_probe(d: CsDiagnostic) -> bool:
+    return d.file == SHIM_FILE and PROBE in d.message
 
 
 @dataclass
 class Shim:
     namespaces: set[str] = field(default_factory=set)
-    types: dict[tuple[str, str, int], str] = field(default_factory=dict)  # (namespace, name, arity) -> kind
+    # (container: a namespace, or a placeholder type for a nested one, name, arity) -> kind
+    types: dict[PlaceholderKey, PlaceholderKind] = field(default_factory=dict)
     # file -> {offset: text} to blank in it (same length, so no position moves): ``override`` where the base is a
     # placeholder, ``IFoo.`` of an explicit implementation of a placeholder interface (which has no members)
     blanks: dict[str, dict[int, str]] = field(default_factory=dict)
@@ -34,30 +50,7 @@ class Shim:
 
     def text(self) -> str:
         lines = ["// benchsmith: placeholders for names the compiler could not resolve (identical in both trees)"]
-        # A name seen both before a dot (taken for a namespace) and as a type is a type (``Type.Member``): a
-        # namespace of the same name, or inside it, would be CS0101 and stop mcs before every method body.
-        types = {f"{ns}.{name}" if ns else name for ns, name, _ in self.types}
-
-        def under_type(ns: str) -> bool:
-            parts = ns.split(".")
-            return any(".".join(parts[:i]) in types for i in range(1, len(parts) + 1))
-
-        for ns in sorted(self.namespaces):
-            if not under_type(ns):
-                lines.append(f"namespace {ns} {{ }}")
-        for (ns, name, arity), kind in sorted(self.types.items()):
-            if ns and under_type(ns):
-                continue
-            tp = "<" + ",".join(f"BsT{i}" for i in range(arity)) + ">" if arity else ""
-            if kind == "attribute":
-                # any positional arguments: ``[DllExport("name", CallingConvention.Cdecl)]`` is no declaration error
-                decl = f"public class {name}{tp} : System.Attribute {{ public {name}(params object[] args) {{ }} }}"
-            elif kind == "interface":
-                decl = f"public interface {name}{tp} {{ }}"
-            else:
-                decl = f"public class {name}{tp} {{ }}"
-            lines.append(f"namespace {ns} {{ {decl} }}" if ns else decl)
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines + render(self.namespaces, self.types) + [_PROBE_DECL]) + "\n"
 
     def blank(self, path: str, offset: int, text: str) -> None:
         self.blanks.setdefault(path, {})[offset] = text
@@ -73,6 +66,8 @@ class Shim:
 
 
 def reached_bodies(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
+    if any(is_probe(d) for d in diags):
+        return True
     for d in diags:
         if d.kind == "error" and d.file in texts:
             off = _offset(texts[d.file], d.line, d.col, d.compiler)
@@ -101,7 +96,8 @@ def _arity_at(text: str, at: int) -> int:
 
 def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: dict[str, str], shim: Shim,
                project_namespaces: set[str], predict: bool = False) -> int:
-    """Add placeholders for declaration-level resolution errors; returns how many new entries were added.
+    """Add placeholders for declaration-level resolution errors (a type missing, in a namespace or nested in a
+    placeholder type, or missing in the arity written); returns how many new entries were added.
 
     mcs reports one segment of a qualified name per compile (``Py`` missing; then, once ``namespace Py`` exists,
     ``GILState`` missing in ``Py``).  With ``predict`` the whole qualified name is placed at once -- the segments
@@ -128,6 +124,12 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             # an explicit implementation of a member of a placeholder interface: a plain member then
             _blank_explicit_specifier(shim, d.file, info, text, off)
             continue
+        if d.code in ("CS0305", "CS0308") and q:
+            _place_other_arity(shim, info, text, off, strip_generics(q[0]).rpartition(".")[2], predict)
+            continue
+        if d.code == "CS0426" and len(q) > 1:
+            _place_nested(shim, info, text, off, strip_generics(q[0]), strip_generics(q[1]), predict)
+            continue
         if d.code not in ("CS0246", "CS0234") or not q:
             continue
         name = strip_generics(q[0])
@@ -144,7 +146,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
                 ns, _, tname = strip_generics(target).rpartition(".")
                 if ns:
                     shim.namespaces.add(ns)
-                shim.types.setdefault((ns, tname, _last_arity(names[-1])), "class")
+                shim.types.setdefault((ns, tname, _last_arity(names[-1])), PlaceholderKind.CLASS)
             elif target:
                 shim.namespaces.add(target)
             continue
@@ -153,7 +155,7 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             # ``void IFoo.Bar()``: the name before the dot is an interface, never a namespace
             if outer:
                 shim.namespaces.add(outer)
-            shim.types.setdefault((outer, name, _arity_at(text, after)), "interface")
+            shim.types.setdefault((outer, name, _arity_at(text, after)), PlaceholderKind.INTERFACE)
             continue
         followed_by_dot = text.startswith(".", skip_trivia(text, after)) and not text.startswith(
             "..", skip_trivia(text, after))
@@ -163,17 +165,47 @@ def shim_fixes(diags: list[CsDiagnostic], infos: dict[str, CsFileInfo], texts: d
             if predict and _ancestor(info, text, off, {"attribute"}) is None:
                 _place_qualified(shim, text, after, f"{ns}.{name}" if ns else name)
             continue
-        arity = _arity_at(text, after)
-        if _ancestor(info, text, off, {"attribute"}) is not None:
-            kind = "attribute"
-        elif re.match(r"I[A-Z]", name):
-            kind = "interface"
-        else:
-            kind = "class"
         if ns:
             shim.namespaces.add(ns)
-        shim.types.setdefault((ns, name, arity), kind)
+        shim.types.setdefault((ns, name, _arity_at(text, after)), _kind_at(info, text, off, name))
     return shim.size() - before
+
+
+def _kind_at(info: CsFileInfo, text: str, off: int, name: str) -> PlaceholderKind:
+    """What a missing type named at ``off`` is, by its place: an attribute, an interface (``IFoo``), a class."""
+    if _ancestor(info, text, off, {"attribute"}) is not None:
+        return PlaceholderKind.ATTRIBUTE
+    return PlaceholderKind.INTERFACE if re.match(r"I[A-Z]", name) else PlaceholderKind.CLASS
+
+
+def _place_nested(shim: Shim, info: CsFileInfo, text: str, off: int, name: str, container: str,
+                  predict: bool) -> None:
+    """CS0426, ``name`` missing in the type ``container``: where that type is a placeholder, a nested placeholder
+    (``Port.Capacity`` in a signature stops mcs before every body as surely as a missing ``Port``); with
+    ``predict`` the segments after it too (``Outer.Mid.Leaf``: ``Mid`` and ``Leaf`` in one round)."""
+    if container not in type_names(shim.types):
+        return  # a type the compiler knows lacks it: no placeholder can add a member to that
+    at = off if text.startswith(name, off) else None  # (the message's position, where it is the name)
+    after = at + len(name) if at is not None else off
+    explicit = _ancestor(info, text, off, {"explicit_interface_specifier"}) is not None
+    kind = PlaceholderKind.INTERFACE if explicit else _kind_at(info, text, off, name)
+    shim.types.setdefault((container, name, _arity_at(text, after) if at is not None else 0), kind)
+    dot = skip_trivia(text, after)
+    if predict and at is not None and text.startswith(".", dot) and not text.startswith("..", dot):
+        _place_qualified(shim, text, after, f"{container}.{name}")
+
+
+def _place_other_arity(shim: Shim, info: CsFileInfo, text: str, off: int, name: str, predict: bool) -> None:
+    """CS0305/CS0308: the only type of that name in scope has another arity (``Span`` of a missing Visual Studio
+    SDK beside the framework's ``System.Span<T>``): a placeholder of the arity written, in the global namespace,
+    which every file sees and where no using-imported type of another arity competes with it; with ``predict``
+    the types nested after it too (``Converter.Callback``: the next round's CS0426)."""
+    if not name or not text.startswith(name, off) or text.startswith(".", max(0, off - 1)):
+        return  # (a qualified name's last segment: the namespace it is looked up in is not known)
+    after = off + len(name)
+    shim.types.setdefault(("", name, _arity_at(text, after)), _kind_at(info, text, off, name))
+    if predict:
+        _place_qualified(shim, text, after, name)
 
 
 def _last_arity(name) -> int:
@@ -223,4 +255,5 @@ def _place_qualified(shim: Shim, text: str, at: int, prefix: str) -> None:
         ns = f"{ns}.{seg}"
         shim.namespaces.add(ns)
     last, end = segments[-1]
-    shim.types.setdefault((ns, last, _arity_at(text, end)), "interface" if re.match(r"I[A-Z]", last) else "class")
+    shim.types.setdefault((ns, last, _arity_at(text, end)),
+                          PlaceholderKind.INTERFACE if re.match(r"I[A-Z]", last) else PlaceholderKind.CLASS)

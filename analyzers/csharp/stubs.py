@@ -4,9 +4,11 @@ structs, on the same line, so that no position before them moves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Iterator
 
 from benchsmith.analyzers.common import Insertions, apply_insertions
+from benchsmith.analyzers.csharp.kinds import resolve, visible_project_types
 from benchsmith.analyzers.csharp.scan import STUB_HOSTS, CsFileInfo, CsType
 
 
@@ -22,15 +24,40 @@ class CsStubs:
     carried: dict[str, CsType] = field(default_factory=dict)
 
 
-def _stub_decl(t: CsType) -> str:
-    tp = "<" + ",".join(f"BsT{i}" for i in range(t.arity)) + ">" if t.arity else ""
+def _stub_decl(t: CsType, depth: int = 0) -> str:
+    """An empty declaration of ``t`` of its kind, holding its nested types (empty too) where C# 7 allows them."""
+    tp = "<" + ",".join(f"BsT{depth}_{i}" if depth else f"BsT{i}" for i in range(t.arity)) + ">" if t.arity else ""
     if t.kind == "interface":
         return f"public interface {t.name}{tp} {{}}"
-    if t.kind == "struct":
-        return f"public struct {t.name}{tp} {{}}"
     if t.kind == "enum":
         return f"public enum {t.name} {{}}"
-    return f"public class {t.name}{tp} {{}}"
+    # a nested delegate stands as a class (a name to resolve in signatures); the conversions it breaks are in bodies
+    keyword = "struct" if t.kind == "struct" else "class"
+    inner = " ".join(_stub_decl(n, depth + 1) for n in stub_nested(t))
+    return f"public {keyword} {t.name}{tp} {{{' ' + inner + ' ' if inner else ''}}}"
+
+
+def stub_nested(t: CsType) -> tuple[CsType, ...]:
+    """The nested types the stub of ``t`` declares: a class's or a struct's (C# 7 has none in an interface)."""
+    return t.nested if t.kind not in ("interface", "enum") else ()
+
+
+def merged_nested(parts: list[CsType]) -> tuple[CsType, ...]:
+    """The nested types of all parts of a partial type (a nested partial type's parts merged too), by (name,
+    arity), in declaration order."""
+    groups: dict[tuple[str, int], list[CsType]] = {}
+    for part in parts:
+        for n in part.nested:
+            groups.setdefault((n.name, n.arity), []).append(n)
+    return tuple(replace(g[0], nested=merged_nested(g)) for g in groups.values())
+
+
+def nested_names(t: CsType) -> Iterator[str]:
+    """The dotted paths of the types nested in ``t`` (``Inner``, ``Inner.Deep``)."""
+    for n in stub_nested(t):
+        yield n.name
+        for deeper in nested_names(n):
+            yield f"{n.name}.{deeper}"
 
 
 def stub_counts(compiled: set[str], plans: dict[str, CsStubs]) -> dict[str, int]:
@@ -44,34 +71,17 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
     """Stubs for every compiled file; parts of a partial type get the union of their names, emitted once.
     ``left_out``: (top-level type, stub name) of stubs not to place (``blockers.predict_blockers``): the name
     keeps meaning the project's type there."""
-    by_ns: dict[str, dict[str, list[CsType]]] = {}
-    for path in sorted(compiled):
-        for t in infos[path].declared:
-            if t.kind == "delegate":
-                continue  # nothing to access on a delegate; a stub would only break conversions
-            by_ns.setdefault(t.namespace, {}).setdefault(t.name, []).append(t)
+    by_ns, visible = visible_project_types(infos, compiled, delegates=False)
     wanted: dict[str, dict[str, CsType]] = {}
     for path in sorted(compiled):
         info = infos[path]
-        visible: list[str] = sorted(set(info.usings) | {""})
-        for ns in info.namespaces:  # a namespace sees the types of its enclosing namespaces
-            parts = ns.split(".")
-            visible += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
-        chosen: dict[str, CsType] = {}
-        ambiguous: set[str] = set()
-        for ns in sorted(set(visible)):
-            for name, types in by_ns.get(ns, {}).items():
-                if name not in info.used or name in info.local_names:
-                    continue
-                others = [t for t in types if t.file != path]
-                if not others or len(types) != len(others):
-                    continue  # declared here too (a partial type): not cross-file
-                t = others[0]
-                if name in chosen and chosen[name].fqn != t.fqn:
-                    ambiguous.add(name)
-                chosen.setdefault(name, t)
-        for name in ambiguous:
-            chosen.pop(name, None)
+        names = {n for ns in visible[path] for n in by_ns.get(ns, {})} & info.used
+        chosen = {}
+        for name in sorted(names):
+            t = resolve(name, path, info, by_ns, visible[path])
+            if t is not None:
+                parts = by_ns[t.namespace][t.name]
+                chosen[name] = replace(t, nested=merged_nested(parts)) if len(parts) > 1 else t
         if chosen:
             wanted[path] = chosen
     # Partial types: one host part (the first file) carries the union; every part's file may use it.
@@ -116,8 +126,10 @@ def plan_all_stubs(infos: dict[str, CsFileInfo], texts: dict[str, str], compiled
                 for n, t in union.items():
                     if n in wanted.get(p, {}):
                         names_for.setdefault(p, {})[n] = t
-                        fqns_for.setdefault(p, {})[f"{prefix}{top.name}.{n}"] = n
-                        fqns_for[p][f"{top.name}.{n}"] = n
+                        # a member of a nested stub is one of the stubbed type's (declared in its file)
+                        for printed in (n, *(f"{n}.{x}" for x in nested_names(t))):
+                            fqns_for.setdefault(p, {})[f"{prefix}{top.name}.{printed}"] = n
+                            fqns_for[p][f"{top.name}.{printed}"] = n
             if host == path:
                 if top.partial:
                     placed.add(key)

@@ -12,6 +12,7 @@ from benchsmith.analyzers.csharp.copy import Prepared
 from benchsmith.analyzers.csharp.diagnostics import CsDiagnostic, quoted
 from benchsmith.analyzers.csharp.positions import offset as _offset, position as _position
 from benchsmith.analyzers.csharp.scan import CsFileInfo, in_body
+from benchsmith.analyzers.csharp.shim import is_probe
 from benchsmith.analyzers.csharp.stubs import CsStubs
 from benchsmith.records import Exclusion, Reason, Stage
 
@@ -82,6 +83,8 @@ def reject_declarations(repo: str, diags: list[CsDiagnostic], infos: dict[str, C
 
 def stubbed_reached_bodies(diags: list[CsDiagnostic], plans: dict[str, CsStubs], dropped: set[str],
                             infos: dict[str, CsFileInfo], texts: dict[str, str]) -> bool:
+    if any(is_probe(d) for d in diags):
+        return True
     for d in diags:
         if d.kind != "error" or d.file not in texts:
             continue

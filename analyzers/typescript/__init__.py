@@ -11,6 +11,13 @@ Toolchain isolation (``compile``): ``tsc`` is the pinned copy installed by ``scr
 with ``node`` directly, an environment and a tsconfig we write.  A repository's tsconfig files are only parsed as
 data for ``paths``/``baseUrl`` (``tsconfig``), read by ``read_configs`` into ``snapshot.configs``.
 
+The original tree is compiled by our checker script (``checker.js``, ``checker``) rather than the tsc CLI: the same
+pinned TypeScript package and the same tsconfig, the same diagnostics printed the same way, and then every name of
+the TypeScript files resolved by the type checker; a name whose declarations all lie in other project files is a
+reference with its definition (members reached through inferred types, contextually typed object keys and
+callback parameters, chains like ``new ns.a.B()``).  JavaScript modules a source imports (``~/env.mjs``) are
+compiled beside the sources as ``companions`` (``allowJs``, never checked, never a place of references).
+
 Uses a stub answers without any diagnostic (type annotations, ``extends``/``implements``, ``new``, decorators, JSX
 tags, members of a variable typed with a project type) come from a scan of each file's import bindings over its
 tree-sitter tree (``uses``, ``typed``); every reference is labelled with its ``ReferenceKind`` by the place of its
@@ -21,7 +28,8 @@ out of both compiles; a file only tree-sitter rejects is analysed from its error
 The package by job: ``positions`` (tsc's line and UTF-16 numbering), ``tsc_output`` (diagnostic lines and codes),
 ``tsconfig`` (JSONC, path configs), ``resolver`` (module resolution), ``scan`` (imports, exports, declarations),
 ``stubs`` (stub planning), ``attribution``, ``kinds`` (a reference's kind), ``uses`` and ``typed`` (the binding
-scan), ``compile`` (one tsc run), ``analyzer`` (the class on the recipe).
+scan), ``compile`` (one tsc run), ``checker`` (the original compile with the type checker's references),
+``companions`` (imported JavaScript modules), ``analyzer`` (the class on the recipe).
 
 Subclassing (the JavaScript analyzer, ``analyzers/javascript.py``): override the class attributes (language,
 extensions, grammar, resolution extensions, ``namespace_stubs``, ``stub_require_calls``, ``scanner``) and

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Boundary, ReleasedCursor, Tree
-from benchsmith.analyzers.typescript import compile as tsc
+from benchsmith.analyzers.typescript import checker, compile as tsc
 from benchsmith.analyzers.typescript.attribution import reference
+from benchsmith.analyzers.typescript.companions import (
+    COMPANION_EXTENSIONS, add_companions, companion_extensions, drop_unimported, read_companions,
+)
 from benchsmith.analyzers.typescript.model import (
     CompileOutcome, FileInfo, NewDiagnostic, Plan, StubbedFile, Tally,
 )
@@ -63,6 +66,9 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
     config_patterns: ClassVar[tuple[str, ...]] = ("tsconfig*.json", "jsconfig*.json")
     container_tsc: ClassVar[tuple[str, ...]] = ("tsc",)  # the command inside the tsc.Dockerfile image
     node_heap_mb: ClassVar[int] = 4096
+    # the files whose every name the type checker resolves (members reached through inferred types); a subclass
+    # for another language inherits TypeScript's, so its own files are left to the stub diff and the scan
+    checker_extensions: ClassVar[tuple[str, ...]] = (".ts", ".tsx", ".mts", ".cts")
     address_space_extra: ClassVar[int] = 16 << 30  # V8 reserves its pointer cage and code space up front
 
     @classmethod
@@ -82,7 +88,7 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
         return tsc.tsc_path()
 
     def toolchain_paths(self) -> list[str]:
-        return tsc.package_dirs(self.tsc_path())
+        return tsc.package_dirs(self.tsc_path()) + [str(checker.CHECKER_JS)]
 
     def tool_versions(self) -> dict[str, str]:
         if self.options.backend is not ToolchainBackend.LOCAL:
@@ -99,30 +105,52 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
             out["node"] = tsc.node_version(node)
         return out
 
-    def compile(self, tree: Path, files: list[str], workdir: Path, tag: str, path_config: PathConfig) -> CompileOutcome:
-        """One tsc run over ``files`` of ``tree`` with our tsconfig (written under ``workdir``)."""
+    def compile(self, tree: Path, files: list[str], workdir: Path, tag: str, path_config: PathConfig,
+                walk: list[str] | None = None) -> CompileOutcome:
+        """One tsc run over ``files`` of ``tree`` with our tsconfig (written under ``workdir``).  With ``walk``, the
+        run is our checker script instead of the tsc CLI: the same diagnostics, plus the references the type
+        checker resolves in the ``walk`` files (``CompileOutcome.checked``)."""
         cfg_dir = workdir / f"tsconfig-{tag}"
         cfg_dir.mkdir(parents=True, exist_ok=True)
-        container = self.container([Mount(str(tree), "/work/tree"), Mount(str(cfg_dir), "/work/cfg")], "/work/tree")
+        mounts = [Mount(str(tree), "/work/tree"), Mount(str(cfg_dir), "/work/cfg")]
+        if walk is not None:
+            mounts.append(Mount(str(checker.CHECKER_JS.parent), checker.CONTAINER_CHECKER_DIR))
+        container = self.container(mounts, "/work/tree")
         tree_ref = "/work/tree" if container else str(tree.resolve())
-        cfg_ref = "/work/cfg/tsconfig.json" if container else str((cfg_dir / "tsconfig.json").resolve())
-        config = tsc.tsconfig(self.compiler_options(), tree_ref, files, path_config)
+        cfg_ref = "/work/cfg" if container else str(cfg_dir.resolve())
+        options = self.compiler_options()
+        if not options.get("allowJs") and any(f.endswith(COMPANION_EXTENSIONS) for f in files):
+            options.update(allowJs=True, checkJs=False)  # companions are compiled for their declarations only
+        config = tsc.tsconfig(options, tree_ref, files, path_config)
         (cfg_dir / "tsconfig.json").write_text(json.dumps(config, indent=1, sort_keys=True), encoding="utf-8")
-        argv = (list(self.container_tsc) if container else tsc.local_argv(self.tsc_path(), self.node_heap_mb)) + \
-            ["-p", cfg_ref, "--pretty", "false"]
+        if walk is None:
+            argv = (list(self.container_tsc) if container else tsc.local_argv(self.tsc_path(), self.node_heap_mb)) \
+                + ["-p", f"{cfg_ref}/tsconfig.json", "--pretty", "false"]
+        else:
+            checker.write_job(cfg_dir, tree_ref, walk, files)
+            argv = checker.argv(container is not None, self.tsc_path(), self.node_heap_mb) + \
+                [f"{cfg_ref}/tsconfig.json", f"{cfg_ref}/{checker.JOB_FILE}"]
         env = {"HOME": "/tmp" if container else str(workdir), "LANG": "C.UTF-8", "NODE_OPTIONS": ""}
         conf = None if container else self.confinement(read=(tree, cfg_dir), scratch=(workdir,))
         res = run(argv, cwd=None if container else tree, env=env, timeout=self.options.timeout,
                   container=container, inherit_env=False, confine=conf)
-        return tsc.outcome(res, files, container, self.options.timeout)
+        if walk is None:
+            return tsc.outcome(res, files, container, self.options.timeout)
+        return checker.outcome(res, files, container, self.options.timeout, tree_ref)
 
     # -- reading a repository (its configuration as data, its files) -----------------------------------------
     @classmethod
     def read_configs(cls, repo: str | os.PathLike, max_bytes: int = 1_000_000, max_files: int = 200) -> dict[str, str]:
         """``{relative path: text}`` of the repository's tsconfig/jsconfig files, read without following
         symlinks; stored as ``snapshot.configs`` so ``paths``/``baseUrl`` are honoured."""
-        return read_data_files(repo, lambda name: any(fnmatch.fnmatchcase(name, p) for p in cls.config_patterns),
-                               max_bytes=max_bytes, max_files=max_files)
+        configs = read_data_files(repo, cls._is_config, max_bytes=max_bytes, max_files=max_files)
+        configs.update(read_companions(repo, cls.extensions))  # JavaScript modules sources may import
+        return configs
+
+    @classmethod
+    def _is_config(cls, path: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return any(fnmatch.fnmatchcase(name, p) for p in cls.config_patterns)
 
     def file_info(self, path: str, text: str) -> FileInfo:
         return self.scanner(self.stub_require_calls).scan(path, text, self.is_declaration(path), self.parser_for(path))
@@ -140,17 +168,26 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
     def plan(self, snapshot: RepoSnapshot, workdir: Path, result: AnalysisResult) -> Plan | None:
         """Parse every file, resolve its imports and stub each file that has project imports (a file the grammar
         rejects in part is read from its error-tolerant tree); None when no file imports another."""
-        path_config = merge_path_configs(snapshot.configs or {})
+        data = snapshot.configs or {}
+        path_config = merge_path_configs({p: t for p, t in data.items() if self._is_config(p)})
         result.exclusions.extend(config_exclusions(snapshot.name, path_config.rejections))
         files: dict[str, FileInfo] = {}
         for f in snapshot.files:
             # a file tree-sitter cannot fully parse is still compiled and analysed: only tsc's verdict excludes one
             # (``drop_syntax_errors``); the cutter drops a reference it cannot cut exactly
             files[f.path] = self.file_info(f.path, f.text)
-        resolver = ModuleResolver(files, path_config, self.resolution_extensions, self.extension_map)
+        add_companions(files, data, self.extensions, self.file_info)
+        resolver = ModuleResolver(files, path_config, self.resolution_extensions, self.extension_map,
+                                  companion_extensions(self.extensions))
         stubbed = plan_stubs(files, resolver, self.namespace_stubs)
+        drop_unimported(files)
+        resolver.files.intersection_update(files)
         plan = Plan(files, stubbed, resolver, path_config, repo=snapshot.name, root=Path(snapshot.root),
                     workdir=Path(workdir), compiled=sorted(files))
+        if any(i.companion for i in files.values()):
+            # the vetted tree holds TypeScript sources only: the original compile reads a copy with the companions
+            plan.root = plan.workdir / "original"
+            write_tree(plan.root, {p: files[p].text for p in plan.compiled})
         result.stats.update(_plan_stats(plan))
         if path_config.notes:
             result.stats["config_notes"] = list(path_config.notes)
@@ -171,11 +208,22 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
     def _compile_original(self, plan: Plan, result: AnalysisResult) -> CompileOutcome:
         """tsc reports no semantic diagnostic once any file has a syntax error: files it cannot parse are taken out
         (recorded) and the tree compiled again; that retry only costs a parse."""
-        before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config)
+        before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config, self._walk(plan))
         if tsc.drop_syntax_errors(plan, before.messages, result.exclusions):
-            before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config)
+            before = self.compile(plan.root, plan.compiled, plan.workdir, "original", plan.path_config,
+                                  self._walk(plan))
         plan.original_syntax_errors = syntax_only(before.messages)
+        plan.checked = before.checked
+        if before.capped:
+            result.stats["checker_capped_files"] = before.capped[:20]
         return before
+
+    def _walk(self, plan: Plan) -> list[str] | None:
+        """The files whose names the type checker resolves (None: none, the plain tsc CLI does)."""
+        if self.options.backend is ToolchainBackend.LOCAL and not checker.typescript_module(self.tsc_path()).is_file():
+            return None  # a tsc.js outside its package (BENCHSMITH_TSC): no compiler API to resolve names with
+        walk = [f for f in plan.compiled if f.endswith(self.checker_extensions) and not plan.files[f].companion]
+        return walk or None
 
     def _compile_stubbed(self, plan: Plan) -> CompileOutcome:
         """One stubbed tree for all files.  A stub that broke a file's syntax (it should not happen) is reverted
@@ -256,7 +304,7 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
         gave keeps that reference.  Declaration files count: their type uses are code to complete too."""
         added = 0
         for path in plan.compiled:
-            if not plan.files[path].sites:
+            if not plan.files[path].sites or plan.files[path].companion:
                 continue
             for ref in scan_refs(plan, path, self._tree(plan, path)):
                 place = (ref.file, ref.line, ref.column)
@@ -266,8 +314,27 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
                     added += 1
         result.stats["binding_scan_refs"] = added
 
+    def checker_uses(self, plan: Plan, result: AnalysisResult) -> None:
+        """The references the type checker resolved (inferred types, contextual types, chains through members)
+        at places neither a diagnostic nor the scan gave."""
+        added = 0
+        for found in plan.checked:
+            info = plan.files.get(found.file)
+            if info is None or info.companion:
+                continue
+            ref = checker.to_reference(plan, found, self._tree(plan, found.file))
+            if ref is None:
+                continue
+            place = (ref.file, ref.line, ref.column)
+            if place not in plan.tally.places:
+                plan.tally.places.add(place)
+                result.refs.append(ref)
+                added += 1
+        result.stats["checker_refs"] = added
+
     def finish(self, plan: Plan, result: AnalysisResult) -> None:
         self.scan_uses(plan, result)
+        self.checker_uses(plan, result)
         super().finish(plan, result)
         tally = plan.tally
         result.stats.update({
@@ -284,11 +351,13 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
 
 
 def _plan_stats(plan: Plan) -> dict[str, Any]:
-    sites = [s for i in plan.files.values() for s in i.sites]
+    sources = [i for i in plan.files.values() if not i.companion]
+    sites = [s for i in sources for s in i.sites]
     return {
-        "files": len(plan.files),
-        "declaration_files": sum(i.declaration for i in plan.files.values()),
-        "unparsable_files": sum(bool(i.parse_error) for i in plan.files.values()),  # by tree-sitter; still analysed
+        "files": len(sources),
+        "javascript_companions": len(plan.files) - len(sources),
+        "declaration_files": sum(i.declaration for i in sources),
+        "unparsable_files": sum(bool(i.parse_error) for i in sources),  # by tree-sitter; still analysed
         "files_with_project_imports": len(plan.stubbed),
         "project_imports": sum(1 for s in sites if s.target is not None),
         "external_imports": sum(1 for s in sites if s.target is None),

@@ -51,6 +51,9 @@ class FileInfo:
     # the declared return types of functions (owner '' at the top level, else a class/interface/namespace)
     returns: dict[str, dict[str, str]] = field(default_factory=dict)
     other_module_syntax: bool = False  # a top-level export or an import we keep
+    # a JavaScript module a TypeScript file imports (`~/env.mjs`): compiled so imports of it resolve, never stubbed,
+    # never a place of references
+    companion: bool = False
 
 
 @dataclass
@@ -98,6 +101,22 @@ class Plan:
     original_syntax_errors: set[str] = field(default_factory=set)  # files tsc still cannot parse in the original
     trees: dict[str, Any] = field(default_factory=dict)  # tree-sitter trees parsed again during attribution
     tally: Tally = field(default_factory=Tally)
+    checked: list["CheckerRef"] = field(default_factory=list)  # what the checker resolved in the original tree
+
+
+@dataclass(frozen=True)
+class CheckerRef:
+    """One identifier the checker resolved to declarations in another project file (paths relative to the tree;
+    lines 0-based with tsc's line breaks, characters in UTF-16 units)."""
+
+    file: str
+    line: int
+    character: int
+    name: str
+    owner: str  # the class, interface, enum or namespace declaring a member; else the name itself
+    decl_file: str
+    start: tuple[int, int]
+    end: tuple[int, int]
 
 
 @dataclass
@@ -106,4 +125,6 @@ class CompileOutcome:
     reason: Reason | None = None
     detail: str = ""
     duration: float = 0.0
+    checked: list[CheckerRef] = field(default_factory=list)  # the checker script's references (original tree)
+    capped: list[str] = field(default_factory=list)  # files whose references the script stopped reporting
 

@@ -11,11 +11,13 @@ from benchsmith.analyzers.typescript.tsconfig import PathConfig, inside
 
 class ModuleResolver:
     def __init__(self, files: Iterable[str], config: PathConfig, extensions: tuple[str, ...],
-                 extension_map: Mapping[str, tuple[str, ...]]) -> None:
+                 extension_map: Mapping[str, tuple[str, ...]], scripts: tuple[str, ...] = ()) -> None:
         self.files = set(files)
         self.config = config
         self.extensions = extensions
         self.extension_map = extension_map
+        # JavaScript modules among ``files`` (companions, allowJs): tsc tries them after every TypeScript file
+        self.scripts = scripts
 
     def resolve(self, spec: str, importer: str) -> str | None:
         if not spec or "\\" in spec or "\x00" in spec:
@@ -61,7 +63,9 @@ class ModuleResolver:
             for repl in self.extension_map.get(ext, ()):
                 if stem + repl in self.files:
                     return stem + repl
-            for e in self.extensions:
+            if self.scripts and base in self.files and base.endswith(self.scripts):
+                return base  # `~/env.mjs` with no env.mts beside it: the JavaScript module itself
+            for e in self.extensions + self.scripts:
                 if base + e in self.files:
                     return base + e
         for e in self.extensions:

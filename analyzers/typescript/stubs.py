@@ -43,14 +43,14 @@ def stub_file(info: FileInfo, namespace: bool) -> StubbedFile | None:
 
 
 def plan_stubs(files: dict[str, FileInfo], resolver: ModuleResolver, namespace: bool) -> dict[str, StubbedFile]:
-    """Resolve every file's import sites and stub each file with project imports (declaration files are compiled
-    as they are)."""
+    """Resolve every file's import sites and stub each file with project imports (declaration files and
+    JavaScript companions are compiled as they are)."""
     stubbed: dict[str, StubbedFile] = {}
     for path in sorted(files):
         info = files[path]
         for site in info.sites:
             site.target = resolver.resolve(site.specifier, path)
-        if info.declaration:
+        if info.declaration or info.companion:
             continue
         s = stub_file(info, namespace)
         if s is not None:

@@ -12,9 +12,9 @@ import threading
 
 from benchsmith import runner
 from benchsmith.confine.cgroups import CgroupLayout, MemoryControl, find_layout
-from benchsmith.confine.records import (MIB, UID_BASE, UID_SPAN, Capabilities, Confinement, ConfinementUnavailable,
-                                        Limits)
+from benchsmith.confine.records import MIB, Capabilities, Confinement, ConfinementUnavailable, Limits
 from benchsmith.confine.view import python_paths
+from benchsmith.uids import TOOLCHAIN_UIDS, UidRange
 
 _PROBE_LOCK = threading.RLock()
 _PROBED: Capabilities | None = None
@@ -46,6 +46,24 @@ def probe(refresh: bool = False) -> Capabilities:
         return caps
 
 
+# What a probe program (ours, the sandbox's) reports of the confinement it runs in: a Python dict expression over
+# ``os`` and ``socket``, checked by ``confinement_problems``.
+NAMESPACE_FACTS = "{'uid': os.getuid(), 'pid': os.getpid(), 'ifaces': sorted(n for _, n in socket.if_nameindex())}"
+
+
+def confinement_problems(facts: dict, *, uids: UidRange | None, pid_namespace: bool,
+                         network_namespace: bool) -> list[str]:
+    """What of the expected confinement a probe's ``NAMESPACE_FACTS`` show missing (empty: all of it holds)."""
+    problems = []
+    if uids is not None and facts["uid"] not in uids:
+        problems.append(f"the probe ran as uid {facts['uid']}")
+    if pid_namespace and facts["pid"] > 5:
+        problems.append(f"pid {facts['pid']}: no fresh pid namespace")
+    if network_namespace and facts["ifaces"] != ["lo"]:
+        problems.append(f"network interfaces {facts['ifaces']} visible")
+    return problems
+
+
 _PROBE_PROGRAM = (
     "import json, os, socket, sys\n"
     "def can(p):\n"
@@ -56,7 +74,7 @@ _PROBE_PROGRAM = (
     "try:\n"
     "    open('/usr/.benchsmith-probe', 'w'); w = True\n"
     "except OSError: pass\n"
-    "print(json.dumps({'uid': os.getuid(), 'pid': os.getpid(), 'ifaces': sorted(n for _, n in socket.if_nameindex()),"
+    f"print(json.dumps({{**{NAMESPACE_FACTS},"
     " 'host_files': [p for p in sys.argv[1:] if can(p)], 'write_usr': w,"
     " 'hostname': socket.gethostname(), 'userns': open('/proc/self/uid_map').read().split()}))\n"
 )
@@ -83,13 +101,7 @@ def _probe_run(layout: CgroupLayout) -> Capabilities:
         facts = json.loads(res.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return Capabilities(False, None, False, f"unreadable confined probe output {res.stdout[:200]!r}")
-    problems = []
-    if not UID_BASE <= int(facts["uid"]) < UID_BASE + UID_SPAN:
-        problems.append(f"the probe ran as uid {facts['uid']}")
-    if facts["pid"] > 5:
-        problems.append("no fresh pid namespace")
-    if facts["ifaces"] != ["lo"]:
-        problems.append(f"network interfaces {facts['ifaces']} visible")
+    problems = confinement_problems(facts, uids=TOOLCHAIN_UIDS, pid_namespace=True, network_namespace=True)
     if facts["host_files"]:
         problems.append(f"host files visible ({', '.join(facts['host_files'])})")
     if facts["write_usr"]:

@@ -1,6 +1,8 @@
-"""The cgroups of confined runs: where this machine lets us make them (cgroup v2 with memory and pids delegated, v1
-memory + pids, or none: then an address-space rlimit and a process cap stand in), and the cgroups of one run, made
-before it, read for the out-of-memory verdict and removed after it."""
+"""Cgroups, for confined toolchain runs and the program sandbox alike: where this machine lets us make them (cgroup
+v2 with memory and pids delegated, v1 memory + pids, or none: then an address-space rlimit and a process cap stand
+in), the files a memory limit is written to and read back from, and the cgroups of one run (``RunCgroups``), made
+before it, read for the out-of-memory verdict and removed after it.  The sandbox's long-lived private directory
+(fork servers sit in it) is ``cgroup_tree.PrivateCgroups``, built on the same pieces."""
 
 from __future__ import annotations
 
@@ -25,6 +27,28 @@ class MemoryControl(StrEnum):
     RLIMIT = "rlimit_as"  # per-process address space plus a process cap
 
 
+@dataclass(frozen=True)
+class CgroupFiles:
+    """The memory controller's files of one cgroup version."""
+
+    version: int
+    limit: tuple[str, ...]  # written with the limit in bytes, the first one required (v1: memory, memory+swap)
+    swap_zero: str | None  # written with 0 (no swap beyond the limit)
+    events: str  # has an "oom_kill N" line
+    peak: str  # the high-water mark in bytes
+    peak_resettable: bool  # writing 0 to ``peak`` resets it (v1)
+
+    @property
+    def label(self) -> str:
+        return f"v{self.version}"
+
+
+V1 = CgroupFiles(1, ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"), None, "memory.oom_control",
+                 "memory.max_usage_in_bytes", True)
+V2 = CgroupFiles(2, ("memory.max",), "memory.swap.max", "memory.events", "memory.peak", False)
+FILES = {MemoryControl.CGROUP_V1: V1, MemoryControl.CGROUP_V2: V2}
+
+
 def _own_cgroups() -> dict[str, str]:
     """controller (or '' for the v2 hierarchy) -> our cgroup path, from /proc/self/cgroup."""
     out: dict[str, str] = {}
@@ -42,17 +66,47 @@ def _own_cgroups() -> dict[str, str]:
     return out
 
 
-def _mounts() -> list[tuple[str, str, str]]:
-    """(mount point, fs type, options) of every mount."""
+def _cgroup_mounts() -> list[tuple[str, str, str, str]]:
+    """(mount root, mount point, fs type, super options) of every cgroup mount, from mountinfo: the mount root
+    matters where only a subtree of the hierarchy is mounted (a container without a cgroup namespace)."""
     out = []
     try:
-        for line in Path("/proc/self/mounts").read_text().splitlines():
-            f = line.split()
-            if len(f) >= 4:
-                out.append((f[1].replace("\\040", " "), f[2], f[3]))
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fields, rest = left.split(), right.split()
+                if len(fields) >= 5 and len(rest) >= 3 and rest[0] in ("cgroup", "cgroup2"):
+                    out.append((fields[3], fields[4].replace("\\040", " "), rest[0], rest[2]))
     except OSError:
         pass
     return out
+
+
+def _resolve(mount_root: str, mount_point: str, path: str) -> str | None:
+    """Where our cgroup ``path`` (as /proc/self/cgroup names it) is under a mount of ``mount_root``."""
+    if mount_root == "/":
+        return os.path.join(mount_point, path.lstrip("/"))
+    root = mount_root.rstrip("/")
+    if path == root or path.startswith(root + "/"):
+        return os.path.join(mount_point, path[len(root):].lstrip("/"))
+    return None
+
+
+def own_cgroup_dir(controller: str) -> str | None:
+    """The directory of the cgroup we sit in: of the v2 hierarchy (``controller`` ''), else of the v1 hierarchy
+    that has ``controller``."""
+    own = _own_cgroups().get(controller)
+    if own is None:
+        return None
+    for root, point, fstype, opts in _cgroup_mounts():
+        if controller == "" and fstype != "cgroup2":
+            continue
+        if controller and (fstype != "cgroup" or controller not in opts.split(",")):
+            continue
+        base = _resolve(root, point, own)
+        if base is not None and os.path.isdir(base):
+            return base
+    return None
 
 
 @dataclass(frozen=True)
@@ -61,29 +115,9 @@ class CgroupLayout:
     memory_parent: str | None  # directory new memory cgroups are made in
     pids_parent: str | None  # directory new pids cgroups are made in ('' when the memory one also has pids)
 
-
-def _v2_parent() -> str | None:
-    own = _own_cgroups().get("")
-    if own is None:
-        return None
-    for mnt, fstype, _opts in _mounts():
-        if fstype == "cgroup2":
-            base = os.path.join(mnt, own.lstrip("/"))
-            if os.path.isdir(base):
-                return base
-    return None
-
-
-def _v1_parent(controller: str) -> str | None:
-    own = _own_cgroups().get(controller)
-    if own is None:
-        return None
-    for mnt, fstype, opts in _mounts():
-        if fstype == "cgroup" and controller in opts.split(","):
-            base = os.path.join(mnt, own.lstrip("/"))
-            if os.path.isdir(base):
-                return base
-    return None
+    @property
+    def memory_files(self) -> CgroupFiles | None:
+        return FILES.get(self.memory) if self.memory_parent else None  # type: ignore[arg-type]
 
 
 def _try_child(parent: str, files: Sequence[str]) -> bool:
@@ -103,7 +137,8 @@ def _try_child(parent: str, files: Sequence[str]) -> bool:
 
 
 def find_layout() -> CgroupLayout:
-    v2 = _v2_parent()
+    """Where new cgroups can be made: v2 first (the hierarchy the kernel develops), where it delegates memory."""
+    v2 = own_cgroup_dir("")
     if v2 is not None:
         if not _try_child(v2, ["memory.max"]):
             try:  # the root cgroup may have processes and still delegate its controllers
@@ -114,11 +149,11 @@ def find_layout() -> CgroupLayout:
         if _try_child(v2, ["memory.max", "pids.max"]):
             return CgroupLayout(MemoryControl.CGROUP_V2, v2, "")
         if _try_child(v2, ["memory.max"]):
-            pids = _v1_parent("pids")
+            pids = own_cgroup_dir("pids")
             return CgroupLayout(MemoryControl.CGROUP_V2, v2,
-                                 pids if pids and _try_child(pids, ["pids.max"]) else None)
-    mem = _v1_parent("memory")
-    pids = _v1_parent("pids")
+                                pids if pids and _try_child(pids, ["pids.max"]) else None)
+    mem = own_cgroup_dir("memory")
+    pids = own_cgroup_dir("pids")
     pids_ok = pids if pids and _try_child(pids, ["pids.max"]) else None
     if mem and _try_child(mem, ["memory.limit_in_bytes"]):
         return CgroupLayout(MemoryControl.CGROUP_V1, mem, pids_ok)
@@ -127,90 +162,50 @@ def find_layout() -> CgroupLayout:
     return CgroupLayout(MemoryControl.RLIMIT, None, pids_ok)
 
 
-class RunCgroups:
-    """The cgroups of one confined run: made before, read for the OOM verdict and removed after."""
+# -- one cgroup directory ----------------------------------------------------------------------------------------
+def write(d: str | os.PathLike, name: str, value: object) -> None:
+    with open(os.path.join(d, name), "w") as fh:
+        fh.write(str(value))
 
-    def __init__(self, layout: CgroupLayout, name: str, limits: "Limits") -> None:
-        self.layout = layout
-        self.dirs: list[str] = []
-        self.memory_dir: str | None = None
-        self.limits = limits
-        if layout.memory_parent:
-            d = os.path.join(layout.memory_parent, name)
-            self._make(d)
-            self.memory_dir = d
-            if layout.memory is MemoryControl.CGROUP_V2:
-                self._write(d, "memory.max", str(limits.memory_bytes))
-                if os.path.exists(os.path.join(d, "memory.swap.max")):
-                    self._write(d, "memory.swap.max", "0")
-                if layout.pids_parent == "":
-                    self._write(d, "pids.max", str(limits.processes))
-            else:
-                self._write(d, "memory.limit_in_bytes", str(limits.memory_bytes))
-                if os.path.exists(os.path.join(d, "memory.memsw.limit_in_bytes")):
-                    self._write(d, "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
-        if layout.pids_parent:
-            d = os.path.join(layout.pids_parent, name)
-            self._make(d)
-            self._write(d, "pids.max", str(limits.processes))
 
-    def _make(self, d: str) -> None:
-        if os.path.isdir(d):  # a leftover of a killed run with this uid
-            _kill_cgroup(d)
-            _rmdir(d)
-        os.mkdir(d)
-        self.dirs.append(d)
-
-    @staticmethod
-    def _write(d: str, name: str, value: str) -> None:
-        with open(os.path.join(d, name), "w") as fh:
-            fh.write(value)
-
-    @property
-    def procs_files(self) -> list[str]:
-        return [os.path.join(d, "cgroup.procs") for d in self.dirs]
-
-    def oom(self) -> bool:
-        """Did the run hit its memory limit (the kernel killed one of its processes for it)?"""
-        d = self.memory_dir
-        if d is None:
-            return False
-        name = "memory.events" if self.layout.memory is MemoryControl.CGROUP_V2 else "memory.oom_control"
+def set_memory_limit(d: str | os.PathLike, files: CgroupFiles, memory: int, previous: int | None = None) -> None:
+    """Limit the tree in ``d`` to ``memory`` bytes without swap.  v1 wants memory <= memory+swap at every step:
+    lower the memory limit first, raise memory+swap first (``previous``: the limit in force, None = unlimited)."""
+    order = files.limit if previous is None or previous > memory else tuple(reversed(files.limit))
+    for name in order:
         try:
-            for line in Path(d, name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
-        except (OSError, ValueError):
+            write(d, name, memory)
+        except OSError:
+            if name == files.limit[0]:  # the memory limit itself is required; memory+swap where it exists
+                raise
+    if files.swap_zero and previous is None:
+        try:
+            write(d, files.swap_zero, 0)
+        except OSError:
             pass
-        if self.layout.memory is MemoryControl.CGROUP_V1:
-            try:  # kernels without an oom_kill counter: the limit was reached
-                peak = int(Path(d, "memory.max_usage_in_bytes").read_text())
-                fails = int(Path(d, "memory.failcnt").read_text())
-                return fails > 0 and peak >= self.limits.memory_bytes * 0.98
-            except (OSError, ValueError):
-                return False
-        return False
 
-    def peak(self) -> int | None:
-        d = self.memory_dir
-        if d is None:
-            return None
-        for name in ("memory.peak", "memory.max_usage_in_bytes"):
-            try:
-                return int(Path(d, name).read_text())
-            except (OSError, ValueError):
-                continue
+
+def oom_kills(d: str | os.PathLike, files: CgroupFiles) -> int:
+    """How many processes the kernel killed in ``d`` for being over its memory limit."""
+    try:
+        for line in Path(d, files.events).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                return int(value)
+    except OSError:
+        pass
+    return 0
+
+
+def peak_bytes(d: str | os.PathLike, files: CgroupFiles) -> int | None:
+    try:
+        return int(Path(d, files.peak).read_text())
+    except (OSError, ValueError):
         return None
 
-    def close(self) -> None:
-        for d in reversed(self.dirs):
-            _kill_cgroup(d)
-            _rmdir(d)
-        self.dirs = []
 
-
-def _kill_cgroup(d: str) -> None:
+def kill_members(d: str | os.PathLike) -> None:
+    """SIGKILL every process in ``d`` until it is empty (or 20 tries: a process may be exiting)."""
     for _ in range(20):
         try:
             pids = [int(p) for p in Path(d, "cgroup.procs").read_text().split()]
@@ -226,7 +221,16 @@ def _kill_cgroup(d: str) -> None:
         time.sleep(0.01)
 
 
-def _rmdir(d: str) -> None:
+def remove(d: str | os.PathLike) -> None:
+    """Kill what is left in ``d`` and its children and remove them, bottom-up (cgroup directories go with rmdir,
+    their files cannot be unlinked; a cgroup whose last process is still exiting is busy for a moment)."""
+    try:
+        subs = [e.path for e in os.scandir(d) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for sub in subs:
+        remove(sub)
+    kill_members(d)
     for attempt in range(50):
         try:
             os.rmdir(d)
@@ -237,3 +241,60 @@ def _rmdir(d: str) -> None:
             if exc.errno != errno.EBUSY or attempt == 49:
                 return
             time.sleep(0.01)
+
+
+class RunCgroups:
+    """The cgroups of one confined run: made before, read for the OOM verdict and removed after."""
+
+    def __init__(self, layout: CgroupLayout, name: str, limits: "Limits") -> None:
+        self.layout = layout
+        self.dirs: list[str] = []
+        self.memory_dir: str | None = None
+        self.limits = limits
+        files = layout.memory_files
+        if layout.memory_parent and files is not None:
+            d = os.path.join(layout.memory_parent, name)
+            self._make(d)
+            self.memory_dir = d
+            set_memory_limit(d, files, limits.memory_bytes)
+            if layout.memory is MemoryControl.CGROUP_V2 and layout.pids_parent == "":
+                write(d, "pids.max", limits.processes)
+        if layout.pids_parent:
+            d = os.path.join(layout.pids_parent, name)
+            self._make(d)
+            write(d, "pids.max", limits.processes)
+
+    def _make(self, d: str) -> None:
+        if os.path.isdir(d):  # a leftover of a killed run with this uid
+            remove(d)
+        os.mkdir(d)
+        self.dirs.append(d)
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [os.path.join(d, "cgroup.procs") for d in self.dirs]
+
+    def oom(self) -> bool:
+        """Did the run hit its memory limit (the kernel killed one of its processes for it)?"""
+        d, files = self.memory_dir, self.layout.memory_files
+        if d is None or files is None:
+            return False
+        if oom_kills(d, files) > 0:
+            return True
+        if files is V1:
+            try:  # kernels without an oom_kill counter: the limit was reached
+                peak = int(Path(d, files.peak).read_text())
+                fails = int(Path(d, "memory.failcnt").read_text())
+                return fails > 0 and peak >= self.limits.memory_bytes * 0.98
+            except (OSError, ValueError):
+                return False
+        return False
+
+    def peak(self) -> int | None:
+        files = self.layout.memory_files
+        return peak_bytes(self.memory_dir, files) if self.memory_dir and files else None
+
+    def close(self) -> None:
+        for d in reversed(self.dirs):
+            remove(d)
+        self.dirs = []

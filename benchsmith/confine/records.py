@@ -13,10 +13,9 @@ MIB = 1024 * 1024
 GIB = 1024 * MIB
 DEFAULT_MEMORY_MB = 3072
 
-# Private uid range for toolchain runs (as root); disjoint from the generated-program sandbox's range so the two
-# never hand out the same uid.  uids need no passwd entry.
-UID_BASE = 1_910_000_000
-UID_SPAN = 1 << 16
+# Private uid range for toolchain runs (as root); ``benchsmith.uids`` keeps it disjoint from the sandbox's.
+UID_BASE = uids.TOOLCHAIN_UIDS.base
+UID_SPAN = uids.TOOLCHAIN_UIDS.span
 # The uid container backends run toolchains as when we are root (inside the engine's own namespaces).
 CONTAINER_UID = UID_BASE - 1
 

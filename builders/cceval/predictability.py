@@ -8,6 +8,8 @@
   or by the next step of an obvious sequence (``start`` -> ``end``, ``lhs`` -> ``rhs``, ``seconds`` ->
   ``millis``, 502 -> 503).  This covers the same call with the same arguments earlier, sibling checks and switch
   arms of one pattern, and overloads that mirror the one above.
+- ``unknown_tokens``: what in a groundtruth the file before the cursor does not know, roles counted (a member of
+  another receiver, a keyword argument, type arguments: ``screens.KnownVocabulary``).
 - ``surprisal``: how many bits per token the groundtruth costs under a token n-gram/copy model built from the
   prompt alone (interpolated orders 0..4 of the prompt's code tokens, an escape for tokens never seen).  Cheap,
   deterministic, and a score a user can cut on knowingly.
@@ -15,11 +17,78 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
-from benchsmith.builders.cceval.screen_text import FileKnowledge, Tok, Token, lex
+from benchsmith.builders.cceval.screen_text import (FileKnowledge, Tok, Token, groundtruth_tokens,
+                                                    is_foreign_member, keyword_positions)
+from benchsmith.records import Language
+
+# ------------------------------------------------------------------------------------------- what is new
+
+_SMALL_INT = re.compile(r"\d")
+# Keywords every file of its language can write without having written them before (``new X<>(this)``): like
+# single digits they never make a groundtruth new.  Only those of the supported languages' grammar.
+_KEYWORDS = {
+    "python": frozenset({"self", "cls", "None", "True", "False", "not", "and", "or", "in", "is", "await", "return",
+                         "lambda"}),
+    "c": frozenset({"this", "super", "true", "false", "null", "new", "return", "typeof", "await"}),
+    Language.CSHARP.value: frozenset({"this", "base", "true", "false", "null", "new", "return", "typeof", "await",
+                                      "var"}),
+    Language.TYPESCRIPT.value: frozenset({"this", "super", "true", "false", "null", "undefined", "new", "return",
+                                          "typeof", "await"}),
+}
+_KEYWORDS[Language.JAVASCRIPT.value] = _KEYWORDS[Language.TYPESCRIPT.value]
+
+
+def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False, start: int = 0) -> list[str]:
+    """Tokens of the groundtruth (``tokens``, from ``start`` on; those before it are context) the file before the
+    cursor does not contain.  A member of another receiver (``typeFactory.populateMethod``, ``renderer.render``)
+    counts as known only where the file reached a member of that name through a receiver or named it in prose: a
+    local variable or a declaration in this class of the same name says nothing about another type's API.  Type
+    arguments (``Subject<any>``) are known only as the whole instantiation: each name on its own does not say
+    which the file wants."""
+    texts = known.lead() + [t.text for t in tokens]
+    off = len(texts) - len(tokens)
+    missing = [tokens[i].text for i in keyword_positions(tokens) if i >= start
+               and not known.knows_keyword(tokens[i].text)]
+    lang = known.language
+    keywords = _KEYWORDS.get(lang) or _KEYWORDS["python" if lang == Language.PYTHON.value else "c"]
+    for i in range(start, len(tokens)):
+        t = tokens[i]
+        if t.kind is Tok.IDENT and t.text not in keywords and not known.knows_word(t.text, with_imports):
+            missing.append(t.text)
+        elif t.kind is Tok.IDENT and is_foreign_member(texts, off + i) and not known.knows_member(t.text):
+            missing.append(t.text)
+        elif t.kind is Tok.STRING and not known.knows_literal(t.text):
+            missing.append(t.text)
+        elif t.kind is Tok.NUMBER and not known.knows_literal(t.text) and not _SMALL_INT.fullmatch(t.text):
+            missing.append(t.text)
+    if lang != Language.PYTHON.value:
+        missing += [" ".join(t.text for t in tokens[i:j]) for i, j in type_arguments(tokens) if i >= start
+                    and not known.knows_sequence(tokens[i:j])]
+    return missing
+
+
+def type_arguments(tokens: list[Token]) -> Iterable[tuple[int, int]]:
+    """Spans ``[i, j)`` of generic instantiations ``Name<...>`` closed within ``tokens`` (an unclosed ``<`` is a
+    comparison or a type the groundtruth leaves open; Java's diamond ``<>`` leaves the choice to the compiler)."""
+    for i in range(len(tokens) - 2):
+        if tokens[i].kind is not Tok.IDENT or tokens[i + 1].text != "<" or tokens[i + 2].text == ">":
+            continue
+        depth = 0
+        for j in range(i + 1, len(tokens)):
+            text = tokens[j].text
+            if text in (";", "{", "}") or (text == ">" and tokens[j - 1].text == "="):
+                break
+            depth += (text == "<") - (text == ">")
+            if depth == 0:
+                yield i, j + 1
+                break
+
 
 # ------------------------------------------------------------------------------------------------ sub-words
 
@@ -124,12 +193,18 @@ class AnalogyFinder:
     def cursor_line_subwords(self) -> set[str]:
         return set(subwords(self.known.outline()[0]))
 
-    def explained(self, old: Token, new: Token) -> bool:
+    def explained(self, old: Token, new: Token, foreign: bool = False) -> bool:
         """Whether the file explains writing ``new`` where the earlier statement had ``old``: a name the file
         knows, or the old token with sub-words replaced in place (the rest of it kept) by ones the neighbourhood
         names or by the next step of a sequence.  A new string literal is data, not a pattern, unless the
-        statement being written names its new words (``get = r.Rule("/get/"``)."""
-        if new.kind is Tok.IDENT and self.known.knows_word(new.text):
+        statement being written names its new words (``get = r.Rule("/get/"``).  ``foreign``: ``new`` is a member
+        of another receiver (``hostReferences.remove``), whose name is that type's API: known only where the file
+        reached it through a receiver or named it in prose (``FileKnowledge.knows_member``), not where it only
+        wrote the word in another role (its own ``remove(250)``)."""
+        if foreign:
+            if self.known.knows_member(new.text):
+                return True
+        elif new.kind is Tok.IDENT and self.known.knows_word(new.text):
             return True
         if new.kind is Tok.NUMBER and self.known.knows_literal(new.text):
             return True
@@ -153,8 +228,14 @@ class AnalogyFinder:
             return None
         anchor = code[end - 1].text
         gt = [t.text for t in tokens]
-        for j in range(end - n, max(1, end - self.window) - 1, -1):
-            if code[j - 1].text != anchor or code[j].kind is not tokens[0].kind:
+        texts = known.lead() + gt
+        off = len(texts) - n
+        foreign = {i for i in range(n) if tokens[i].kind is Tok.IDENT and is_foreign_member(texts, off + i)}
+        # the earlier occurrences of the anchor, most recent first, whose statement fits before the cursor
+        where = idx.positions(anchor)
+        lo, hi = bisect.bisect_left(where, max(1, end - self.window) - 1), bisect.bisect_right(where, end - n - 1)
+        for j in (p + 1 for p in reversed(where[lo:hi])):
+            if code[j].kind is not tokens[0].kind:
                 continue
             subs: dict[str, str] = {}
             ok = True
@@ -167,9 +248,9 @@ class AnalogyFinder:
                     break
                 prev = subs.get(old.text)
                 if prev is None:
-                    key = (old.text, new.text)
+                    key = (old.text, new.text, i in foreign)
                     if key not in self._explained:
-                        self._explained[key] = self.explained(old, new)
+                        self._explained[key] = self.explained(old, new, i in foreign)
                     if len(subs) >= self.max_substitutions or not self._explained[key]:
                         ok = False
                         break
@@ -187,14 +268,10 @@ class AnalogyFinder:
 
 
 def _tokens_before(ends: list[int], cursor: int) -> int:
-    import bisect
-
     return bisect.bisect_right(ends, cursor)
 
 
 def _line_of(starts: list[int], offset: int) -> int:
-    import bisect
-
     return bisect.bisect_right(starts, offset) - 1
 
 
@@ -240,4 +317,4 @@ def surprisal(tokens: list[Token], known: FileKnowledge) -> float | None:
 
 
 def code_tokens(groundtruth: str, language: str) -> list[Token]:
-    return [t for t in lex(groundtruth, language) if t.kind is not Tok.COMMENT]
+    return groundtruth_tokens(groundtruth, language)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Iterable
 
 from benchsmith.enums import StrEnum
@@ -99,6 +100,11 @@ def strip_imports(prompt: str, language: str) -> str:
 # ------------------------------------------------------------------------------------------ what the file knows
 
 _NEVER = float("inf")
+_LITERALS = frozenset({Tok.STRING, Tok.NUMBER})
+_PROSE = frozenset({Tok.STRING, Tok.COMMENT})
+_MEMBER_LEADS = frozenset({".", ":", ">"})  # what a member follows: ``.``, ``::``, ``->``
+COMMENT_LINES = 8  # lines above the cursor whose comments describe the code being written
+
 _MAX_IDS = 0x10FFFF - 0x100
 
 
@@ -109,32 +115,76 @@ class FileIndex:
     with many examples cost its size times their number."""
 
     def __init__(self, text: str, language: str) -> None:
+        # Built for every file a build screens: the loops below stay in comprehensions and run over the tokens
+        # that matter (a build's screens cost is mostly this constructor).
         self.text = text
         self.language = language
-        self.line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        self.line_starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n")[:-1])]
         skip = import_lines(text, language)
-        in_imports = (lambda off: bisect.bisect_right(self.line_starts, off) - 1 in skip) if skip else (lambda off: False)
-        self.word_end: dict[str, int] = {}
-        self.word_end_with_imports: dict[str, int] = {}
-        for m in _WORD.finditer(text):
-            self.word_end_with_imports.setdefault(m.group(), m.end())
-            if not in_imports(m.start()):
-                self.word_end.setdefault(m.group(), m.end())
+        starts = self.line_starts
+        # Imports sit at the top of a file: past the last one, no offset needs a line lookup.
+        until = (starts[max(skip) + 1] if max(skip) + 1 < len(starts) else len(text)) if skip else 0
+
+        def outside(off: int) -> bool:
+            return off >= until or bisect.bisect_right(starts, off) - 1 not in skip
+
+        words = list(_WORD.finditer(text))
+        # reversed: the first occurrence is the one a dict built in order keeps last
+        self.word_end_with_imports: dict[str, int] = {m.group(): m.end() for m in reversed(words)}
+        self.word_end: dict[str, int] = {m.group(): m.end() for m in reversed(words) if outside(m.start())} \
+            if skip else dict(self.word_end_with_imports)
         tokens = lex(text, language)
-        self.literal_end: dict[str, int] = {}
-        for t in tokens:
-            if t.kind in (Tok.STRING, Tok.NUMBER) and not in_imports(t.start):
-                self.literal_end.setdefault(t.text, t.end)
-        self.code_tokens = [t for t in tokens if t.kind is not Tok.COMMENT]
-        self.code_ends = [t.end for t in self.code_tokens]
+        self.literal_end: dict[str, int] = {
+            t.text: t.end for t in reversed(tokens) if t.kind in _LITERALS and outside(t.start)}
+        # words of comments and strings (not the module paths of imports)
+        self.prose_end: dict[str, int] = {w: t.end for t in reversed(tokens) if t.kind in _PROSE and outside(t.start)
+                                          for w in reversed(_WORD.findall(t.text))}
+        self.code_tokens = code = [t for t in tokens if t.kind is not Tok.COMMENT]
+        self.code_ends = [t.end for t in code]
         self.keyword_end: dict[str, int] = {}
-        for i in keyword_positions(self.code_tokens):
-            self.keyword_end.setdefault(self.code_tokens[i].text, self.code_tokens[i].end)
+        for i in keyword_positions(code):
+            self.keyword_end.setdefault(code[i].text, code[i].end)
+        texts = [t.text for t in code]
+        self.member_end: dict[str, int] = {}
+        for i in [k + 1 for k, prev in enumerate(texts[:-1]) if prev in _MEMBER_LEADS]:
+            t = code[i]
+            if t.kind is Tok.IDENT and is_member(texts, i) and outside(t.start):
+                self.member_end.setdefault(t.text, t.end)
+        if language == Language.PYTHON.value and skip:
+            # ``from m import a, b`` reaches a and b through m, as ``m.a`` does
+            from_import = False
+            for i, t in enumerate(code):
+                if t.start >= until:
+                    break
+                if outside(t.start):
+                    from_import = False
+                elif t.text in ("from", "import") and not text[text.rfind("\n", 0, t.start) + 1:t.start].strip():
+                    from_import = t.text == "from"  # a statement's first word
+                elif from_import and t.kind is Tok.IDENT and texts[i - 1] in ("import", ",", "("):
+                    end = self.member_end.get(t.text)
+                    if end is None or end > t.end:
+                        self.member_end[t.text] = t.end
         self.ids: dict[str, int] = {}
         self.overflow = False
         self._nesting: tuple[list[int], list[int]] | None = None
+        self._positions: dict[str, list[int]] | None = None
         # One character per distinct token, so that str.rfind searches token sequences in C.
-        self.encoded = "".join(self.encode(t.text) for t in self.code_tokens)
+        ids = self.ids
+        for tx in texts:
+            if tx not in ids and len(ids) < _MAX_IDS:
+                ids[tx] = len(ids)
+        if len(ids) >= _MAX_IDS and any(tx not in ids for tx in texts):
+            self.overflow = True  # more distinct tokens than characters: the copy screen abstains
+        self.encoded = "".join(chr(0x100 + ids[tx]) if tx in ids else "\x00" for tx in texts)
+
+    def positions(self, token: str) -> list[int]:
+        """Indices in ``code_tokens`` where ``token`` occurs, ascending (built on first use, for every token at
+        once: the analogy screen looks up each cursor's anchor)."""
+        if self._positions is None:
+            self._positions = {}
+            for i, t in enumerate(self.code_tokens):
+                self._positions.setdefault(t.text, []).append(i)
+        return self._positions.get(token, [])
 
     def nesting(self) -> tuple[list[int], list[int]]:
         """Each line's indent (-1 when blank) and the nearest earlier non-blank line indented less (-1 if none),
@@ -167,9 +217,36 @@ class FileIndex:
         return chr(0x100 + i)
 
 
-@lru_cache(maxsize=4)
-def _index(text: str, language: str) -> FileIndex:
-    return FileIndex(text, language)
+class _IndexCache:
+    """The files' indexes, most recently used last, up to ``max_chars`` characters of source in all: a build's
+    released examples come in sampled order, so a cache of a few files rebuilt most indexes several times (160
+    builds for 54 files on pythonnet's runtime, most of the screens' cost)."""
+
+    max_chars = 2_000_000  # about 100 MB of indexes (50 bytes a character): a large repository's example files
+
+    def __init__(self) -> None:
+        self._cache: OrderedDict[tuple[str, str], FileIndex] = OrderedDict()
+        self._chars = 0
+
+    def __call__(self, text: str, language: str) -> FileIndex:
+        key = (text, language)
+        index = self._cache.get(key)
+        if index is not None:
+            self._cache.move_to_end(key)
+            return index
+        index = self._cache[key] = FileIndex(text, language)
+        self._chars += len(text)
+        while self._chars > self.max_chars and len(self._cache) > 1:
+            (old, _), _ = self._cache.popitem(last=False)
+            self._chars -= len(old)
+        return index
+
+    def cache_clear(self) -> None:
+        self._cache.clear()
+        self._chars = 0
+
+
+_index = _IndexCache()
 
 
 class FileKnowledge:
@@ -180,6 +257,7 @@ class FileKnowledge:
         self.index = index
         self.cursor = cursor
         self.language = index.language
+        self._commented: set[str] | None = None
 
     @classmethod
     def of(cls, prompt: str, language: str, rest: str = "") -> "FileKnowledge":
@@ -195,7 +273,38 @@ class FileKnowledge:
         return self.index.literal_end.get(literal, _NEVER) <= self.cursor
 
     def knows_keyword(self, name: str) -> bool:
-        return self.index.keyword_end.get(name, _NEVER) <= self.cursor
+        """``name`` occurs before the cursor as a keyword argument, or a comment just above names it (``#
+        field_transformer`` over ``@attrs.define(field_transformer=ft_hook2)``)."""
+        return self.index.keyword_end.get(name, _NEVER) <= self.cursor or name in self.commented()
+
+    def commented(self) -> set[str]:
+        """Words of the comments on the last ``COMMENT_LINES`` lines up to the cursor: a comment there describes
+        the code being written (strings do not: a test's parameter names are strings above it)."""
+        if self._commented is None:
+            text, starts = self.index.text, self.index.line_starts
+            row = bisect.bisect_right(starts, self.cursor) - 1
+            near = text[starts[max(0, row - COMMENT_LINES)]:self.cursor]
+            self._commented = {w for t in lex(near, self.language) if t.kind is Tok.COMMENT
+                               for w in _WORD.findall(t.text)}
+        return self._commented
+
+    def knows_member(self, name: str) -> bool:
+        """``name`` occurs before the cursor as a member reached through a receiver (``x.name``, ``X::name``) or in
+        prose (a comment, a docstring, a string: ``// defer the `complete` call``)."""
+        idx = self.index
+        return min(idx.member_end.get(name, _NEVER), idx.prose_end.get(name, _NEVER)) <= self.cursor
+
+    def knows_sequence(self, tokens: list[Token]) -> bool:
+        """The code before the cursor contains these tokens in a row (comments and whitespace aside)."""
+        ids = self.index.ids
+        if any(t.text not in ids for t in tokens):
+            return False
+        return "".join(chr(0x100 + ids[t.text]) for t in tokens) in self.code_prefix()
+
+    def lead(self) -> list[str]:
+        """The last two code tokens before the cursor (what a groundtruth's first token follows)."""
+        end = bisect.bisect_right(self.index.code_ends, self.cursor)
+        return [t.text for t in self.index.code_tokens[max(0, end - 2):end]]
 
     def code_prefix(self) -> str:
         """The encoded code tokens that end before the cursor."""
@@ -215,8 +324,10 @@ class FileKnowledge:
             if indents[r] < 0:  # blank
                 r -= 1
             elif indents[r] < indent:
-                out.append(text[starts[r]:starts[r + 1] - 1])
-                indent = indents[r]
+                line = text[starts[r]:starts[r + 1] - 1]
+                out.append(line)
+                # A brace on its own line (Allman style) opens the block of the header just above, at its indent.
+                indent = indents[r] + (line.strip() == "{")
                 r -= 1
             else:  # every line between its parent and it is indented at least as much: skip them
                 r = parents[r]
@@ -228,26 +339,23 @@ def _indent(line: str) -> int:
 
 
 def groundtruth_tokens(groundtruth: str, language: str) -> list[Token]:
-    return [t for t in lex(groundtruth, language) if t.kind is not Tok.COMMENT]
+    return list(_code_tokens(groundtruth, language))
+
+
+# Every screen, and the score after them, reads the same groundtruth and the same few enclosing lines: lexed once.
+@functools.lru_cache(maxsize=1024)
+def _code_tokens(text: str, language: str) -> tuple[Token, ...]:
+    return tuple(t for t in lex(text, language) if t.kind is not Tok.COMMENT)
+
+
+@functools.lru_cache(maxsize=4096)
+def lex_line(line: str, language: str) -> tuple[Token, ...]:
+    """``lex`` of one line (an enclosing header, the cursor's line), cached: a file's examples share them."""
+    return tuple(lex(line, language))
 
 
 def first_name(tokens: Iterable[Token]) -> str | None:
     return next((t.text for t in tokens if t.kind is Tok.IDENT), None)
-
-
-_SMALL_INT = re.compile(r"\d")
-# Keywords every file of its language can write without having written them before (``new X<>(this)``): like
-# single digits they never make a groundtruth new.  Only those of the supported languages' grammar.
-_KEYWORDS = {
-    "python": frozenset({"self", "cls", "None", "True", "False", "not", "and", "or", "in", "is", "await", "return",
-                         "lambda"}),
-    "c": frozenset({"this", "super", "true", "false", "null", "new", "return", "typeof", "await"}),
-    Language.CSHARP.value: frozenset({"this", "base", "true", "false", "null", "new", "return", "typeof", "await",
-                                      "var"}),
-    Language.TYPESCRIPT.value: frozenset({"this", "super", "true", "false", "null", "undefined", "new", "return",
-                                          "typeof", "await"}),
-}
-_KEYWORDS[Language.JAVASCRIPT.value] = _KEYWORDS[Language.TYPESCRIPT.value]
 
 
 def keyword_positions(tokens: list[Token]) -> Iterable[int]:
@@ -261,19 +369,23 @@ def keyword_positions(tokens: list[Token]) -> Iterable[int]:
             yield i
 
 
-def unknown_tokens(tokens: list[Token], known: FileKnowledge, with_imports: bool = False) -> list[str]:
-    """Tokens of the groundtruth the file before the cursor does not contain."""
-    missing = [tokens[i].text for i in keyword_positions(tokens) if not known.knows_keyword(tokens[i].text)]
-    lang = known.language
-    keywords = _KEYWORDS.get(lang) or _KEYWORDS["python" if lang == Language.PYTHON.value else "c"]
-    for t in tokens:
-        if t.kind is Tok.IDENT and t.text not in keywords and not known.knows_word(t.text, with_imports):
-            missing.append(t.text)
-        elif t.kind is Tok.STRING and not known.knows_literal(t.text):
-            missing.append(t.text)
-        elif t.kind is Tok.NUMBER and not known.knows_literal(t.text) and not _SMALL_INT.fullmatch(t.text):
-            missing.append(t.text)
-    return missing
+# Receivers whose members the file itself declares: ``self.name`` is known once ``def name`` is.
+_OWN_RECEIVERS = frozenset({"this", "self", "cls", "super", "base"})
+
+
+def is_member(texts: list[str], i: int) -> bool:
+    """Whether ``texts[i]`` is reached through a receiver: after ``.``, ``::`` or ``->``."""
+    prev = texts[i - 1] if i >= 1 else ""
+    return prev == "." or (prev in (":", ">") and i >= 2 and texts[i - 2] == {":": ":", ">": "-"}[prev])
+
+
+def is_foreign_member(texts: list[str], i: int) -> bool:
+    """Whether ``texts[i]`` is a member reached through a receiver other than the file's own class (``this``,
+    ``self``...): an API the file may call without declaring it."""
+    if not is_member(texts, i):
+        return False
+    k = i - (1 if texts[i - 1] == "." else 2) - 1  # the receiver's last token
+    return k < 0 or texts[k] not in _OWN_RECEIVERS
 
 
 def _norm_name(name: str) -> str:

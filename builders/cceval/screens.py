@@ -13,12 +13,17 @@ groundtruth from the current file alone", each a small class with its own ``Reas
   (single-digit integers and the language's keywords always count as known).  Nothing in the groundtruth is new,
   so the file, not another file, supplies it: this is what "the same call with the same arguments earlier, an
   obvious repeated pattern" looks like token by token.  At most 5 names and literals: a longer groundtruth
-  known only word by word is an arrangement the file does not give.
+  known only word by word is an arrangement the file does not give.  Roles count where the name is another
+  type's API: a member of another receiver (``renderer.render``) is known only if the file reached a member of
+  that name through a receiver or named it in prose (a field ``render`` of this class says nothing about the
+  renderer), a keyword argument only as a keyword argument or in a comment just above, and type arguments
+  (``Subject<any>``) only as the whole instantiation.
 - ``EnclosingEcho``: the groundtruth's first name echoes the name of an enclosing definition or of a line the
   cursor is nested in (``def test_http_date(value, expect): assert http.`` -> ``http_date(value) == expect``;
   ``if (isCallerSensitive(m)) modifiers |= ModifierCode.`` -> ``CALLER_SENSITIVE.value;``), compared
   case-insensitively without underscores, or extends it (a wrapper ``setMinZoom`` delegating to
-  ``setMinZoomLevel``), and the rest of the groundtruth is known vocabulary.
+  ``setMinZoomLevel``), and the rest of the groundtruth is known vocabulary; or a declaration is named after
+  what it holds (``const scheduler = `` -> ``popScheduler(args);``, imported names counting).
 - ``EarlierAnalogy``: an earlier statement gives the groundtruth with a consistent substitution the file explains
   (``predictability.py``): sibling checks, switch arms, the mirror of the overload above, a sequence's next step.
 - ``ImportedVocabulary`` (strict): ``KnownVocabulary`` counting names that only occur in import statements.
@@ -42,8 +47,8 @@ from dataclasses import dataclass
 
 from benchsmith.builders.cceval.screen_text import (  # noqa: F401 - some re-exported: tests and audit use them
     FileIndex, FileKnowledge, Tok, Token, _index, _norm_name, first_name, groundtruth_tokens, import_lines, lex,
-    strip_imports, unknown_tokens)
-from benchsmith.builders.cceval.predictability import AnalogyFinder, surprisal
+    lex_line, strip_imports)
+from benchsmith.builders.cceval.predictability import AnalogyFinder, surprisal, unknown_tokens
 from benchsmith.enums import StrEnum
 from benchsmith.pipeline import Filter
 from benchsmith.records import Reason, Stage
@@ -122,7 +127,7 @@ class InFileCopy(Screen):
                 if len(misses) > allowed:
                     return None
             text += c
-        if unknown_tokens(misses, known):
+        if misses and {t.text for t in misses} & set(unknown_tokens(tokens, known)):
             return None
         if not misses:
             return "copying what followed the earlier repeats gives the groundtruth"
@@ -189,6 +194,7 @@ class EnclosingEcho(Screen):
     prefixes = ("test", "is", "get", "set", "has")
     min_chars = 4  # after a prefix, shorter names (id, x) echo by chance
     min_extended = 8  # a wrapper named setMinZoom calling setMinZoomLevel; shorter stems extend by chance
+    min_declared = 6  # a variable named after what it holds (parser, scheduler); shorter names (value, x) are not
 
     def _judge(self, prompt, groundtruth, tokens, known):
         first = first_name(tokens)
@@ -196,8 +202,9 @@ class EnclosingEcho(Screen):
             return None
         key = _norm_name(first)
         host = None
-        for line in known.outline():
-            for t in lex(line, known.language):
+        lines = [lex_line(line, known.language) for line in known.outline()]
+        for line in lines:
+            for t in line:
                 if t.kind is Tok.IDENT and (t.text == first or (
                         len(key) >= self.min_chars and _norm_name(t.text) in {p + key for p in self.prefixes})
                         or _extends(key, _norm_name(t.text), self.min_extended)):
@@ -205,13 +212,31 @@ class EnclosingEcho(Screen):
                     break
             if host is not None:
                 break
+        rest = next(i for i, t in enumerate(tokens) if t.kind is Tok.IDENT) + 1
         if host is None:
-            return None
-        rest = tokens[next(i for i, t in enumerate(tokens) if t.kind is Tok.IDENT) + 1:]
-        if unknown_tokens(rest, known):
+            return self._declared(first, tokens, rest, known, lines[0])
+        if unknown_tokens(tokens, known, start=rest):
             return None
         return f"{first!r} echoes {host!r} on an enclosing line and the rest of the groundtruth occurs before the " \
                "cursor"
+
+    def _declared(self, first: str, tokens: list[Token], rest: int, known: FileKnowledge,
+                  line: tuple[Token, ...]) -> str | None:
+        """A declaration named after what it holds: the variable being assigned on the cursor's line is the first
+        name, or its last words (``const scheduler = popScheduler(args)``, ``asyncScheduler = new
+        AsyncScheduler(AsyncAction)``), and the rest is known, imported names included (the file imported them
+        for this).  ``line``: the cursor's line, lexed."""
+        key = _norm_name(first)
+        for i in range(len(line) - 1):
+            t = line[i]
+            if t.kind is Tok.IDENT and line[i + 1].text == "=" and (
+                    i + 2 >= len(line) or line[i + 2].text not in ("=", ">")):
+                target = _norm_name(t.text)
+                if len(target) >= self.min_declared and key.endswith(target) and known.knows_word(first, True) \
+                        and not unknown_tokens(tokens, known, True, start=rest):
+                    return f"{first!r} is what {t.text!r}, declared on the cursor's line, is named after, and the " \
+                           "rest of the groundtruth occurs before the cursor, imports included"
+        return None
 
 
 def _extends(name: str, host: str, min_chars: int) -> bool:

@@ -29,17 +29,32 @@ The ``container`` backend runs the same program in the sandbox image (``containe
 
 A program PASSES iff it exits with status 0; the other verdicts say why it did not.
 
+Each way of running is a backend behind one interface (``backends.Backend``: ``run(program, timeout) ->
+ExecResult``): ``ForkServerBackend`` (``root_forkserver``), ``ExecBackend`` (the other local modes) and
+``ContainerBackend``; ``Sandbox`` picks one (``isolation=probe_mode(mode)`` forces a local mode) and runs programs
+on a pool of threads.  ``tests/unit/test_sandbox_conformance.py`` holds every backend the machine can run to the
+same contract (verdicts, limits, no network, no writes outside its directory, nothing left running).
+
+The isolation layer under the backends is ``benchsmith.confine``'s, shared with toolchain confinement: cgroups
+(where the machine lets us make them, v1 or v2, delegation, limits, OOM counts, removal: ``confine.cgroups``; the
+sandbox's private directory its fork servers sit in: ``confine.cgroup_tree``), the facts a confinement probe
+checks (``confine.capabilities``) and the disjoint throwaway uid ranges with their leases (``benchsmith.uids``).
+The fork server is the sandbox's own speed layer: a separate program that is handed its cgroup directory and the
+names of that cgroup version's files, so it needs nothing else of ours.
+
 Modules by job: ``records`` (verdicts, results, modes), ``probe`` (what this machine allows), ``launch`` (local
-launch modes), ``uids`` (throwaway uids), ``limits`` and ``cgroup`` (memory cgroups, hidden paths),
-``forkserver`` (our end of the fork servers), ``zygote`` (the fork server itself: a separate program, read as a
-file and run with ``python -c``), ``core`` (``Sandbox``, local and container), ``verdicts``.
+launch modes), ``uids`` (the sandbox's uid lease, killing what a uid left), ``limits`` (the private memory cgroup,
+hidden paths), ``forkserver`` (our end of the fork servers), ``zygote`` (the fork server itself: a separate
+program, read as a file and run with ``python -c``), ``backends``, ``core`` (``Sandbox``), ``verdicts``.
 """
 
+from benchsmith.evaluate.sandbox.backends import Backend, ContainerBackend, ExecBackend, ForkServerBackend
 from benchsmith.evaluate.sandbox.core import Sandbox
 from benchsmith.evaluate.sandbox.forkserver import HARNESS_MODULE
-from benchsmith.evaluate.sandbox.probe import probe_isolation
+from benchsmith.evaluate.sandbox.probe import probe_isolation, probe_mode
 from benchsmith.evaluate.sandbox.records import (ExecResult, Isolation, LaunchMode, SandboxBackend, SandboxUnavailable,
                                                  Verdict)
 
 __all__ = ["Verdict", "ExecResult", "Sandbox", "SandboxBackend", "Isolation", "LaunchMode", "SandboxUnavailable",
-           "probe_isolation", "HARNESS_MODULE"]
+           "probe_isolation", "probe_mode", "HARNESS_MODULE", "Backend", "ForkServerBackend", "ExecBackend",
+           "ContainerBackend"]

@@ -3,6 +3,7 @@ sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import threading
@@ -11,6 +12,9 @@ from pathlib import Path
 from typing import Sequence
 
 from benchsmith import runner
+from benchsmith.confine import cgroups
+from benchsmith.confine.cgroup_tree import PrivateCgroups
+from benchsmith.confine.cgroups import CgroupFiles
 from benchsmith.runner import Limits
 
 
@@ -41,13 +45,15 @@ class Zygote:
     """Our end of one fork server (``zygote.py``): one request at a time."""
 
     def __init__(self, interpreter: str, netns: bool = True, private_fs: bool = True, scratch_mb: int = 64,
-                 hide: Sequence[str] = (), cgroup: Path | None = None, cgroup_version: int = 1) -> None:
+                 hide: Sequence[str] = (), cgroup: Path | None = None, cgroup_files: CgroupFiles | None = None
+                 ) -> None:
         import json
         import socket
 
         self.cgroup = cgroup
         config = {"netns": netns, "private_fs": private_fs, "scratch_mb": int(scratch_mb), "hide": list(hide),
-                  "cgroup": str(cgroup) if cgroup is not None else None, "cgroup_version": cgroup_version,
+                  "cgroup": str(cgroup) if cgroup is not None else None,
+                  "cgroup_files": dataclasses.asdict(cgroup_files) if cgroup_files is not None else None,
                   "preload": _PRELOAD}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -203,9 +209,7 @@ class Zygote:
                 self.proc.kill()
                 self.proc.wait()
             if self.cgroup is not None:
-                from benchsmith.evaluate.sandbox.cgroup import _remove_tree
-
-                _remove_tree(self.cgroup)
+                cgroups.remove(self.cgroup)
                 self.cgroup = None
 
 
@@ -217,7 +221,7 @@ def _tail(chunks: list[bytes], keep: int) -> bytes:
 
 class ZygotePool:
     def __init__(self, interpreter: str, netns: bool, scratch_mb: int, hide: Sequence[str] = (),
-                 cgroups=None) -> None:
+                 cgroups: PrivateCgroups | None = None) -> None:
         self.interpreter = interpreter
         self.netns = netns
         self.scratch_mb = scratch_mb
@@ -236,7 +240,7 @@ class ZygotePool:
         cgroup = self.cgroups.child("z") if self.cgroups is not None else None
         try:
             return Zygote(self.interpreter, self.netns, scratch_mb=self.scratch_mb, hide=self.hide, cgroup=cgroup,
-                           cgroup_version=self.cgroups.files.version if self.cgroups is not None else 1)
+                          cgroup_files=self.cgroups.files if self.cgroups is not None else None)
         except BaseException:
             if cgroup is not None:
                 self.cgroups.remove(cgroup)

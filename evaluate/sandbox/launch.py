@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from benchsmith.evaluate.sandbox.records import CLONE_NEWIPC, CLONE_NEWNET, Isolation, LaunchMode
 from benchsmith.evaluate.sandbox.zygote_keys import isolate_keyrings
 from benchsmith.runner import Limits
+from benchsmith.uids import become
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -48,9 +49,7 @@ class ChildPlan:
         self.limits.apply()
         os.umask(0o077)
         if self.uid is not None:
-            os.setgroups([])
-            os.setresgid(self.uid, self.uid, self.uid)
-            os.setresuid(self.uid, self.uid, self.uid)
+            become(self.uid)
         # a filter needs no-new-privileges once the uid is no longer root (and costs the launchers nothing)
         if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")

@@ -1,4 +1,5 @@
-"""Limits beyond rlimits: per-run memory cgroups (when the machine has them) and the paths hidden from programs."""
+"""Limits beyond rlimits: the sandbox's private memory cgroup directory (``benchsmith.confine``'s, when the machine
+has one) and the paths hidden from programs."""
 
 from __future__ import annotations
 
@@ -7,19 +8,20 @@ import threading
 from pathlib import Path
 
 from benchsmith import runner
+from benchsmith.confine.capabilities import cgroup_layout
+from benchsmith.confine.cgroup_tree import PrivateCgroups
 
 
+CGROUP_PREFIX = "benchsmith-sbx-"
 _CGROUPS_LOCK = threading.Lock()
-_CGROUPS: list = []  # [MemoryCgroups | None, why-not] once probed
+_CGROUPS: list = []  # [PrivateCgroups | None, why-not] once probed
 
 
-def memory_cgroups():
+def memory_cgroups() -> PrivateCgroups | None:
     """This process's private memory cgroup directory (probed and created once; removed at exit), or None."""
     with _CGROUPS_LOCK:
         if not _CGROUPS:
-            from benchsmith.evaluate.sandbox.cgroup import MemoryCgroups
-
-            cg, why = MemoryCgroups.probe()
+            cg, why = PrivateCgroups.create(cgroup_layout(), CGROUP_PREFIX)
             _CGROUPS[:] = [cg, why]
             if cg is not None:
                 import atexit

@@ -5,16 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from benchsmith.enums import StrEnum
+from benchsmith.uids import SANDBOX_UIDS
 
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWIPC = 0x08000000
 
-# Private uid range for sandboxed runs (as root).  High enough to collide with no real account or the usual
-# container sub-uid ranges; uids need no passwd entry.
-UID_BASE = 1_900_000_000
-UID_SPAN = 1 << 16
+# Private uid range for sandboxed runs (as root); ``benchsmith.uids`` keeps it disjoint from the toolchains'.
+UID_BASE = SANDBOX_UIDS.base
+UID_SPAN = SANDBOX_UIDS.span
 MIB = 1024 * 1024
 
 

@@ -27,9 +27,7 @@ def kill_uid(uid: int) -> None:
     Needed only without a pid namespace: there, a child that called setsid() outlives the process group."""
 
     def become_and_kill() -> None:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
+        uids.become(uid)
         for _ in range(3):
             try:
                 os.kill(-1, signal.SIGKILL)

@@ -187,7 +187,7 @@ def shutdown(code):
 
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 RUNS = [0]
-CGROUP = {"fd": None, "version": None}
+CGROUP = {"fd": None, "files": None}
 
 
 def prepare_workdir(req, src_fd):

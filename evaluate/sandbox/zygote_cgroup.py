@@ -1,17 +1,11 @@
 """The fork server's memory cgroups: one per run under the caller's cgroup, its limit, its OOM kills.
 
 Not a module of its own: part of the fork server's program (``forkserver.ZYGOTE_PARTS``), run with ``python -c``;
-it uses that file's ``CGROUP`` state.
+it uses that file's ``CGROUP`` state.  The directory and the names of its memory files come from the caller
+(``benchsmith.confine.cgroups.CgroupFiles`` in the config), so v1/v2 are told apart in one place, not here.
 """
 
 import os
-
-
-CGROUP_FILES = {
-    1: {"limit": ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"), "events": "memory.oom_control",
-        "peak": "memory.max_usage_in_bytes"},
-    2: {"limit": ("memory.max",), "swap": "memory.swap.max", "events": "memory.events", "peak": "memory.peak"},
-}
 
 
 def cgroup_write(name, value):
@@ -37,7 +31,7 @@ RUN_CGROUP = {"name": None, "memory": None, "oom": 0}
 
 
 def oom_kills(name):
-    for line in cgroup_read(name + "/" + CGROUP_FILES[CGROUP["version"]]["events"]).splitlines():
+    for line in cgroup_read(name + "/" + CGROUP["files"]["events"]).splitlines():
         key, _, value = line.partition(" ")
         if key == "oom_kill" and value.strip().isdigit():
             return int(value)
@@ -52,7 +46,7 @@ def make_run_cgroup(req):
     limit is rewritten when it changes, and OOM kills are counted as the difference across the run."""
     if CGROUP["fd"] is None or not req.get("memory"):
         return None
-    files = CGROUP_FILES[CGROUP["version"]]
+    files = CGROUP["files"]
     if RUN_CGROUP["name"] is None:
         name = "run"
         try:
@@ -68,16 +62,17 @@ def make_run_cgroup(req):
         except OSError as exc:
             raise OSError(exc.errno, "joining the run cgroup: %s" % exc.strerror) from None
         RUN_CGROUP["name"] = name
-        if "swap" in files:
+        if files["swap_zero"]:
             try:
-                cgroup_write(name + "/" + files["swap"], 0)
+                cgroup_write(name + "/" + files["swap_zero"], 0)
             except OSError:
                 pass
     name = RUN_CGROUP["name"]
     if RUN_CGROUP["memory"] != req["memory"]:
         limits = files["limit"]
         # v1 wants memory <= memory+swap at every step: lower the memory limit first, raise memory+swap first
-        # (the first write goes against an unlimited memory+swap)
+        # (the first write goes against an unlimited memory+swap); confine.cgroups.set_memory_limit's rule, written
+        # out here because this program runs alone, through a directory descriptor, after the pivot
         previous = RUN_CGROUP["memory"]
         order = limits if previous is None or previous > req["memory"] else tuple(reversed(limits))
         for limit in order:
@@ -87,7 +82,7 @@ def make_run_cgroup(req):
                 if limit == limits[0]:  # the memory limit itself is required; memory+swap where it exists
                     raise
         RUN_CGROUP["memory"] = req["memory"]
-    if CGROUP["version"] == 1:
+    if files["peak_resettable"]:
         try:
             cgroup_write(name + "/" + files["peak"], 0)  # reset the high-water mark
         except OSError:
@@ -101,7 +96,7 @@ def finish_run_cgroup(name):
     """(OOM kills during the run, peak bytes)."""
     if name is None:
         return 0, None
-    peak = cgroup_read(name + "/" + CGROUP_FILES[CGROUP["version"]]["peak"]).strip()
+    peak = cgroup_read(name + "/" + CGROUP["files"]["peak"]).strip()
     return oom_kills(name) - RUN_CGROUP["oom"], int(peak) if peak.isdigit() else None
 
 
@@ -110,4 +105,4 @@ def open_cgroup(cfg):
     path = cfg.get("cgroup")
     if path:
         CGROUP["fd"] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        CGROUP["version"] = int(cfg.get("cgroup_version", 1))
+        CGROUP["files"] = cfg["cgroup_files"]

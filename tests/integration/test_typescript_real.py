@@ -38,11 +38,14 @@ _DECL = r"(?:class|interface|type|enum|function\*?|const|let|var|namespace|modul
 _MEMBER = r"^[ \t]*(?:(?:public|private|protected|static|readonly|abstract|async|get|set|override|declare)\s+)*" \
           r"\*?{n}[ \t]*[?!]?[ \t]*[(<:=;,]"
 _PARAM_PROPERTY = r"\b(?:public|private|protected|readonly)\s+{n}\b"
+# a signature's parameter (`onError?: (err: any) => void`, what a contextually typed `(err) =>` stands for) or a
+# member of a one-line type literal (`{ id: string; name: string }`)
+_TYPED_NAME = r"[(,{{;][ \t]*{n}[ \t]*\??[ \t]*:"
 
 
 def _declares(text: str, name: str) -> bool:
     n = re.escape(name)
-    return any(re.search(p.format(n=n), text, re.M) for p in (_DECL, _MEMBER, _PARAM_PROPERTY))
+    return any(re.search(p.format(n=n), text, re.M) for p in (_DECL, _MEMBER, _PARAM_PROPERTY, _TYPED_NAME))
 
 
 def _imported_name(text: str, local: str) -> str:

@@ -346,3 +346,22 @@ def test_a_file_scoped_namespace_alone_needs_no_reparse():
     res = downlevel(src, tree)
     assert res.text == "namespace N.M{\n\nclass A { int x; }\n}"
     assert res.scan_tree(tree, parser) is tree  # the `;` form is the preprocessed text itself
+
+
+def test_a_structs_parameterless_constructor_gets_a_parameter_for_mcs(tmp_path):
+    # C# 10; mcs rejects it (CS0568) and the file was lost (UltraPain's CommonComponents.cs)
+    src = ("struct S { public int a; public S() { a = Lib.Widget.Max; } public S(int x) : this() { a = x; }\n"
+           "    static S() { } }\nclass C { S s = new S(); }\n")
+    res = downlevel(src)
+    assert not res.unsupported and [u.construct for u in res.lossy] == ["struct_parameterless_ctor"]
+    assert "public S(bool __bsdl_ctor) {" in res.text and "static S() { }" in res.text
+    at = res.text.index("Max")  # the body keeps its place in the map
+    assert src[res.to_original_offset(at):].startswith("Max")
+    if shutil.which("mcs") is None:
+        pytest.skip("mcs not on PATH: the rewrite's text is checked, not its compile")
+    stubs = {"Defs.cs": STUB_DEFS}
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "new").mkdir()
+    assert [d["code"] for d in _compile(tmp_path / "orig", {**stubs, "a.cs": src})] == ["CS0568"]
+    assert [(d["code"], d["msg"]) for d in _compile(tmp_path / "new", {**stubs, "a.cs": res.text})] == \
+        [("CS0117", "`Lib.Widget' does not contain a definition for `Max'")]

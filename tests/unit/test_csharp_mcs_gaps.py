@@ -92,15 +92,18 @@ def test_unity_projects_get_the_unity_symbols():
 
 @pytest.mark.skipif(shutil.which("mcs") is None, reason="mcs not on PATH (scripts/setup_toolchains.sh)")
 def test_placeholder_attributes_take_any_positional_arguments(tmp_path):
-    from benchsmith.analyzers.csharp.shim import Shim
+    from benchsmith.analyzers.csharp.diagnostics import parse_compiler_output
+    from benchsmith.analyzers.csharp.placeholders import PlaceholderKind
+    from benchsmith.analyzers.csharp.shim import SHIM_FILE, Shim, is_probe
 
-    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): "attribute"})
-    (tmp_path / "shim.cs").write_text(shim.text(), encoding="utf-8")
+    shim = Shim(namespaces={"Ext"}, types={("Ext", "DllExport", 0): PlaceholderKind.ATTRIBUTE})
+    (tmp_path / SHIM_FILE).write_text(shim.text(), encoding="utf-8")
     (tmp_path / "a.cs").write_text('using Ext;\nclass A { [DllExport("init", 2)] static int F() { return 0; } }\n',
                                    encoding="utf-8")
-    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), "shim.cs", "a.cs"],
+    res = subprocess.run(["mcs", "-target:library", "-out:" + str(tmp_path / "a.dll"), SHIM_FILE, "a.cs"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0, res.stdout + res.stderr
+    errors = [d for d in parse_compiler_output(res.stdout + res.stderr) if d.kind == "error"]
+    assert len(errors) == 1 and is_probe(errors[0]), res.stdout + res.stderr  # the shim's own probe alone
 
 
 def test_foreach_deconstruction_becomes_a_declaration_in_the_body(tmp_path):
@@ -148,4 +151,27 @@ def test_foreach_over_a_tuple_of_declarations_becomes_a_deconstruction_in_the_bo
     compile_ = lambda f: subprocess.run(["mcs", "-target:library", f"-out:{tmp_path / f}.dll", f],  # noqa: E731
                                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert compile_("b.cs").returncode != 0
+    assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout
+
+
+def test_a_ref_extension_receiver_is_passed_by_value_for_mcs(tmp_path):
+    # `ref this` / `this ref` (C# 7.2): mcs 6.8 rejects the pair (CS1101) while parsing, which lost the whole file
+    # (found in VSIntelliSenseTweaks, a released CrossCodeEval C# repository)
+    src = ("struct Span2 { public int Start; }\nstatic class H {\n"
+           "    public static int A(ref this Span2 s) { return s.Start; }\n"
+           "    public static int B(this ref Span2 s, ref int q) { q = 1; return s.Start; }\n"
+           "    public static int C(this Span2 s, in int q) { return q; }\n"
+           "    static int Use(Span2 s) { int q = 0; return s.A() + s.B(ref q); } }\n")
+    res = downlevel(src)
+    assert not res.unsupported and [u.construct for u in res.lossy] == ["ref_receiver", "ref_receiver"]
+    assert "A(    this Span2 s)" in res.text and "B(this     Span2 s, ref int q)" in res.text
+    assert len(res.text) == len(src)  # blanks only: every position kept
+    if shutil.which("mcs") is None:
+        pytest.skip("mcs not on PATH: the rewrite's text is checked, not its compile")
+    (tmp_path / "a.cs").write_text(res.text, encoding="utf-8")
+    (tmp_path / "b.cs").write_text(src, encoding="utf-8")
+    compile_ = lambda f: subprocess.run(["mcs", "-langversion:experimental", "-target:library",  # noqa: E731
+                                         f"-out:{tmp_path / f}.dll", f],
+                                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "CS1101" in compile_("b.cs").stdout + compile_("b.cs").stderr
     assert compile_("a.cs").returncode == 0, compile_("a.cs").stdout

@@ -45,6 +45,11 @@ export const removeCard = (e: number) => {
   const removeCard = 2;
 };
 export class Engine { static scale(x: number) { return x } }
+export enum StatusCodes {
+    ok = 200,
+    notFound,
+}
+export namespace CardMod { export const Content = { lag: 1 }; }
 """
 
 CS = """namespace N {
@@ -73,6 +78,10 @@ def _find(lang, text, names, owner=""):
     ("typescript", TS, "removeCard", "", (1, 3)),  # the exported const, not the inner one
     ("typescript", TS, "mem", "", (0, 0)),
     ("typescript", TS, "scale", "Engine", (4, 4)),
+    ("typescript", TS, "ok", "StatusCodes", (6, 6)),  # enum members, with a value or without
+    ("typescript", TS, "notFound", "StatusCodes", (7, 7)),
+    ("typescript", TS, "CardMod", "", (9, 9)),  # a namespace
+
     ("csharp", CS, "Count", "Thing", (3, 3)),
     ("csharp", CS, "speed", "", (4, 4)),  # the field, not Go's parameter
 ])

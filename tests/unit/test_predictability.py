@@ -188,3 +188,44 @@ def test_the_score_does_not_depend_on_which_examples_of_the_file_came_first():
     # the same file, its examples scored in reverse with one shared index (mid-string cuts encode new tokens)
     again = [predictability(text[:cur], text[cur:cur + 8], "python", text[cur + 8:]) for cur in reversed(cursors)]
     assert list(reversed(again)) == first
+
+
+def test_a_declaration_named_after_what_it_holds_echoes_an_imported_callee():
+    prompt = ("import { popScheduler } from '../util/args';\nimport { AsyncScheduler } from './AsyncScheduler';\n"
+              "import { AsyncAction } from './AsyncAction';\n\nexport function combine(...args: any[]) {\n"
+              "  const scheduler = ")
+    v = EnclosingEcho().judge(prompt, "popScheduler(args);", "typescript")
+    assert v is not None and v.reason is Reason.ECHOES_ENCLOSING_NAME
+    assert EnclosingEcho().judge(prompt.replace("const scheduler = ", "const s = "), "popScheduler(args);",
+                                 "typescript") is None  # too short a name to say what it holds
+    assert EnclosingEcho().judge(prompt, "popScheduler(argv);", "typescript") is None  # argv is new
+    declared = prompt.replace("  const scheduler = ", "export const asyncScheduler = new ")
+    assert EnclosingEcho().judge(declared, "AsyncScheduler(AsyncAction);", "typescript") is not None
+    assert EnclosingEcho().judge(prompt.replace("const scheduler = ", "const fast = "), "popScheduler(args);",
+                                 "typescript") is None
+
+
+def test_echo_finds_the_header_of_a_block_opened_on_its_own_line():
+    allman = ("internal class MethodObject\n{\n    public MethodObject(Type type, bool allow_threads)\n    {\n"
+              "        Init(type);\n        binder.")
+    assert EnclosingEcho().judge(allman, "allow_threads = allow_threads;", "csharp") is not None
+    assert EnclosingEcho().judge(allman.replace("bool allow_threads", "bool threads"),
+                                 "allow_threads = threads;", "csharp") is None
+
+
+def test_an_analogy_does_not_explain_another_receivers_member_by_a_word_in_another_role():
+    prompt = ("class Queue {\n  void add(Ref ref) {\n    hostReferences.add(ref);\n  }\n"
+              "  void run() {\n    Ref ref = (Ref) remove(250);\n" + "    wake();\n" * 4 + "    hostReferences.")
+    assert _analogy(prompt, "remove(ref);") is None  # remove() is this class's, not the set's
+    assert _analogy(prompt + "remove(ref);\n    other.", "remove(ref);") is not None
+
+
+def test_a_comment_just_above_names_a_keyword_argument():
+    prompt = ("import attrs\n\n\n@attrs.define\nclass A:\n    x: int\n\n\n# field_transformer\n"
+              "def hook(cls, fields):\n    return fields\n\n\n@attrs.")
+    assert KnownVocabulary().judge(prompt, "define(field_transformer=hook)", "python") is not None
+    far = prompt.replace("# field_transformer\n", "# field_transformer\n" + "\n".join(["x = 1"] * 10) + "\n")
+    assert KnownVocabulary().judge(far, "define(field_transformer=hook)", "python") is None
+    # a string is no comment: a test's parameter names are strings above it
+    strung = prompt.replace("# field_transformer", "NAMES = 'field_transformer'")
+    assert KnownVocabulary().judge(strung, "define(field_transformer=hook)", "python") is None

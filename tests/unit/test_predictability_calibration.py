@@ -27,13 +27,15 @@ def _row(repo: str, predictable: bool, fired: tuple[ScreenName, ...] = (), bits:
 
 def test_the_least_aggressive_rung_within_the_target_is_chosen_and_strict_keeps_its_floor():
     b = _bench()
-    # 10 non-predictable kept by everything; 2 predictable that only the analogy screen catches
-    rows = [_row("r", False) for _ in range(10)] + [_row("r", True, (ScreenName.ANALOGY,)) for _ in range(2)]
-    assert b._pick(rows, "default")[0] == "+analogy"
+    # 10 non-predictable kept by everything; 2 predictable that only the imported-vocabulary screen catches
+    rows = [_row("r", False) for _ in range(10)] + [_row("r", True, (ScreenName.IMPORTED_VOCABULARY,))
+                                                     for _ in range(2)]
+    assert b._pick(rows, "default")[0] == "+analogy+imported"
     rows.append(_row("r", True, (ScreenName.VOCABULARY,)))  # the first rung catches this one too
-    assert b._pick(rows, "default")[0] == "+analogy"
-    only_copy = [_row("r", False) for _ in range(10)] + [_row("r", True, (ScreenName.COPY,))]
-    assert b._pick(only_copy, "default")[0] == "copy+vocabulary+echo"
+    assert b._pick(rows, "default")[0] == "+analogy+imported"
+    for screen in (ScreenName.COPY, ScreenName.ANALOGY):  # the four pattern classes are the first rung
+        only = [_row("r", False) for _ in range(10)] + [_row("r", True, (screen,))]
+        assert b._pick(only, "default")[0] == "copy+vocabulary+echo+analogy"
     # strict: the most aggressive rung that keeps the floor; surprisal <= 3 or first_name would throw away half the good ones
     rows = [_row("r", False, bits=3.0) for _ in range(5)] + [_row("r", False, (ScreenName.FIRST_NAME,))
                                                               for _ in range(5)]
@@ -42,12 +44,13 @@ def test_the_least_aggressive_rung_within_the_target_is_chosen_and_strict_keeps_
 
 def test_cross_validation_never_chooses_on_the_repository_it_measures(capsys):
     b = _bench()
-    # repository "a" alone would need the analogy rung; the others are clean under the first rung
-    rows = [_row("a", False) for _ in range(5)] + [_row("a", True, (ScreenName.ANALOGY,)) for _ in range(5)]
+    # repository "a" alone would need the imported rung; the others are clean under the first rung
+    rows = [_row("a", False) for _ in range(5)] + [_row("a", True, (ScreenName.IMPORTED_VOCABULARY,))
+                                                   for _ in range(5)]
     rows += [_row(r, False) for r in ("b", "c") for _ in range(10)]
     out = b._cross_validate(rows, [("all", lambda a: True)])
     printed = capsys.readouterr().out
     line = next(x for x in printed.splitlines() if x.strip().startswith("a "))
-    assert "copy+vocabulary+echo" in line  # chosen on b and c, which do not need more
+    assert "copy+vocabulary+echo+analogy " in line  # chosen on b and c, which do not need more
     assert out["default"]["pooled"]["all"]["pred_among_kept"] == 5 / 30
-    assert out["default"]["chosen_on_all"] == "+analogy"
+    assert out["default"]["chosen_on_all"] == "+analogy+imported"

@@ -151,7 +151,7 @@ def test_fork_server_is_replaced_when_it_dies(sandbox):
     if sandbox.isolation.mode is not LaunchMode.ROOT_FORKSERVER:
         pytest.skip(f"no fork server in mode {sandbox.isolation.mode}")
     assert sandbox.run("print(1)").passed
-    pool = sandbox._zygotes
+    pool = sandbox.backend_impl().pool
     for z in list(pool._idle):
         z.proc.kill()
         z.proc.wait()

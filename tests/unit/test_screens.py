@@ -108,6 +108,49 @@ def test_vocabulary_keeps_new_names_literals_and_keywords():
     assert screen.judge(PY_FILE, "==", "python") is None  # nothing to know: no name at all
 
 
+EXTRACTOR = """class Extractor {
+  static public boolean render = true;
+  // the manager's populate step runs first
+  void extract(Documentation documentation, Node description) {
+    typeFactory.populate(description);
+    if (render)
+      documentation."""
+
+
+def test_a_member_of_another_receiver_is_known_only_in_that_role():
+    screen = KnownVocabulary()
+    # `render` is a field of this class: nothing says the renderer has a method of that name
+    assert screen.judge(EXTRACTOR, "description = renderer.render(description);", "java") is None
+    assert screen.judge(EXTRACTOR + "x = renderer.render(n);\n", "renderer.render(description);", "java") is not None
+    # reached through a receiver before (`typeFactory.populate`), or named in prose (the comment's `manager`)
+    assert screen.judge(EXTRACTOR, "populate(description);", "java") is not None
+    assert screen.judge(EXTRACTOR.replace("documentation.", "other."), "manager;", "java") is not None
+    assert screen.judge(EXTRACTOR.replace("documentation.", "other."), "extract;", "java") is None  # a declaration
+    # the file's own members: a declaration is enough
+    assert screen.judge(EXTRACTOR.replace("documentation.", "this."), "extract(documentation, description);",
+                        "java") is not None
+    # Python: `from werk.http import parse_range` reaches parse_range through http, as `http.parse_range` does
+    assert screen.judge(PY_FILE, "parse_range(value)", "python") is not None
+    assert screen.judge(PY_FILE.replace("result = http.", "result = helpers."), "http_date", "python") is None
+
+
+TYPED = """import { Subject, Observable } from './Subject';
+export function of<T>(value: T): Observable<T>;
+export function make(): void {
+  const s: Subject<number> = new Subject<number>();
+  return new """
+
+
+def test_type_arguments_are_a_choice_the_file_makes_only_as_a_whole():
+    screen = KnownVocabulary()
+    assert screen.judge(TYPED, "Subject<number>();", "typescript") is not None  # the same instantiation above
+    assert screen.judge(TYPED, "Subject<T>();", "typescript") is None  # T and Subject are known, Subject<T> is not
+    assert screen.judge(TYPED, "Observable<T>(value);", "typescript") is not None
+    # comparisons and Java's diamond are no type arguments
+    assert screen.judge(TYPED, "value < value;", "typescript") is not None
+    assert screen.judge("class A {\n  Subject<T> s = new ", "Subject<>(this);", "java") is not None
+
+
 ANDROID = """package maps;
 
 public class MapViewManager {
@@ -219,4 +262,20 @@ def test_copy_abstains_when_a_file_has_more_distinct_tokens_than_characters(monk
     monkeypatch.setattr(screens, "_MAX_IDS", 5)
     screens._index.cache_clear()
     assert InFileCopy().judge(prompt, gt, "python") is None
+    screens._index.cache_clear()
+
+
+def test_the_file_index_cache_keeps_files_by_size_not_by_count(monkeypatch):
+    import benchsmith.builders.cceval.screen_text as screens
+
+    screens._index.cache_clear()
+    files = [f"x{i} = {i}\n" * 10 for i in range(20)]
+    first = [screens._index(text, "python") for text in files]
+    # sampled order revisits files: twenty small files stay indexed, each built once
+    assert all(screens._index(text, "python") is idx for text, idx in zip(files, first))
+    monkeypatch.setattr(screens._IndexCache, "max_chars", 3 * len(files[0]))
+    screens._index(files[0], "python")  # used again: now the most recent of the twenty
+    screens._index("y = 1\n" * 10, "python")  # a new file: the least recently used go, down to three files
+    assert screens._index(files[0], "python") is first[0]
+    assert screens._index(files[1], "python") is not first[1]
     screens._index.cache_clear()

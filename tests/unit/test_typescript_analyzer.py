@@ -18,6 +18,7 @@ import pytest
 from benchsmith.analyzers import get_analyzer
 from benchsmith.analyzers.base import AnalyzerOptions
 from benchsmith.analyzers.typescript import TSC_ENV, FileInfo, TypeScriptAnalyzer
+from benchsmith.analyzers.typescript.checker import CHECKER_DIAGNOSTIC
 from benchsmith.analyzers.typescript.positions import FilePositions
 from benchsmith.analyzers.typescript.resolver import ModuleResolver
 from benchsmith.analyzers.typescript.tsc_output import parse_tsc_output
@@ -53,8 +54,10 @@ def analysed(tmp_path_factory):
 
 
 def _refs(result, file: str) -> dict[tuple[str, str], object]:
-    """The references the diagnostics revealed (the binding scan's are tested in test_typescript_kinds*.py)."""
-    return {(r.symbol, r.import_name): r for r in result.refs if r.file == file and r.diagnostic != SCAN_DIAGNOSTIC}
+    """The references the diagnostics revealed (the binding scan's are tested in test_typescript_kinds*.py, the
+    type checker's in test_typescript_checker.py)."""
+    return {(r.symbol, r.import_name): r for r in result.refs
+            if r.file == file and r.diagnostic not in (SCAN_DIAGNOSTIC, CHECKER_DIAGNOSTIC)}
 
 
 # -- end to end on the fixture --------------------------------------------------------------------------------------
@@ -104,11 +107,15 @@ def test_every_reference_points_at_its_symbol_in_the_original(analysed):
 
 def test_columns_are_characters_not_utf16_units_and_crlf_lines(analysed):
     _, _, result, texts = analysed
-    (wide,) = [r for r in result.refs if r.file == "src/ünï code.ts"]
+    wide, area = sorted((r for r in result.refs if r.file == "src/ünï code.ts" and r.symbol != "Shape"),
+                        key=lambda r: r.column)
     line = texts[wide.file].split("\n")[wide.line]
     assert "😀" in line[: wide.column]  # astral characters before the name: tsc counts 2 units each
     assert line[wide.column:].startswith("unit")
-    crlf, width = sorted((r for r in result.refs if r.file == "src/crlf.ts"), key=lambda r: r.line)
+    # the type checker's references too (`Shape.unit().area()`: area of the inferred Shape)
+    assert line[area.column:].startswith("area") and area.diagnostic == CHECKER_DIAGNOSTIC
+    crlf, width = sorted((r for r in result.refs if r.file == "src/crlf.ts" and r.symbol != "Shape"),
+                         key=lambda r: r.line)
     assert (crlf.line, crlf.symbol) == (2, "unit")
     assert texts["src/crlf.ts"].split("\n")[2][crlf.column:].startswith("unit")
     # the binding scan places its references on the same numbering: `crlf.width`, crlf = Shape.unit(): Shape

@@ -83,6 +83,8 @@ class Construct(str, enum.Enum):
     NATIVE_INT = "native_int"
     FUNCTION_POINTER = "function_pointer"
     REF_RETURN = "ref_return"  # C# 7, but mcs 6.8 cannot parse ``ref`` before a generic type
+    STRUCT_PARAMETERLESS_CTOR = "struct_parameterless_ctor"  # C# 10: mcs rejects it (CS0568)
+    REF_RECEIVER = "ref_receiver"  # C# 7.2 ``this ref`` extension receivers: mcs 6.8 rejects the pair (CS1101)
     NESTED_TUPLE_TYPE = "nested_tuple_type"  # C# 7, but mcs 6.8 cannot parse a tuple type two generics deep
     TASK_LIKE_ASYNC = "task_like_async"  # C# 7, but mcs 6.8 knows no task-like types
     FOREACH_DECONSTRUCTION = "foreach_deconstruction"  # C# 7, but mcs 6.8 cannot parse it

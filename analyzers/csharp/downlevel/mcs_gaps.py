@@ -1,6 +1,7 @@
 """C# 7 that mcs 6.8 itself cannot read: ``ref`` before a generic return type (its parser's generic lookahead
-fails), a tuple type two generics deep or in a cast's type, ``async`` methods returning a task-like type other
-than ``Task`` (``ValueTask``, ``UniTask``: CS1983 at the declaration, which stops mcs before every body), and tuples of more than 7 elements (mcs crashes:
+fails), a ``ref this`` extension receiver (C# 7.2), a tuple type two generics deep or in a cast's type, ``async``
+methods returning a task-like type other than ``Task`` (``ValueTask``, ``UniTask``: CS1983 at the declaration,
+which stops mcs before every body), and tuples of more than 7 elements (mcs crashes:
 ``NotImplementedException: tuples > 7``, which would cost a compile of the whole tree to learn)."""
 
 from __future__ import annotations
@@ -50,6 +51,21 @@ def ref_returns(ctx: Ctx, caps) -> None:
                     ctx.blank(*ctx.span(kw), C.REF_RETURN)
             stack.extend(n.children)
         ctx.lossy_at(ctx.span(r)[0], C.REF_RETURN)
+
+
+def ref_receivers(ctx: Ctx, caps) -> None:
+    """``GetSpan(ref this SnapshotSpan s)`` -> ``GetSpan(    this SnapshotSpan s)`` (``ref`` blanked, positions
+    kept): mcs 6.8 rejects ``this`` beside ``ref`` (CS1101, a parse error that loses the file); the method keeps its
+    name and signature types, and calls read the same, the receiver only passed by value."""
+    for param in caps.get("ref_receiver", []):
+        mods = [m for m in param.children if m.type == "modifier"]
+        if "this" not in {ctx.src(m) for m in mods}:
+            continue
+        for m in mods:
+            if ctx.src(m) == "ref":
+                ctx.new_group()
+                ctx.blank(*ctx.span(m), C.REF_RECEIVER)
+                ctx.lossy_at(ctx.span(m)[0], C.REF_RECEIVER)
 
 
 def nested_tuple_types(ctx: Ctx, caps) -> None:

@@ -1,5 +1,5 @@
-"""Declaration-level rewrites: records and primary constructors (parameters -> members + constructor), ``init``
-accessors, default interface members (bodies moved, with their exact map, into an
+"""Declaration-level rewrites: records and primary constructors (parameters -> members + constructor), a struct's
+parameterless constructor, ``init`` accessors, default interface members (bodies moved, with their exact map, into an
 abstract class next to the interface: mcs cannot compile a body inside an interface)."""
 
 from __future__ import annotations
@@ -192,6 +192,22 @@ def primary_constructors(ctx: Ctx, caps) -> None:
             except ValueError:
                 ctx.edits = [e for e in ctx.edits if e[6] != ctx.group]
                 ctx.unsupported_at(ctx.span(d)[0], C.PRIMARY_CONSTRUCTOR)
+
+
+def struct_parameterless_ctors(ctx: Ctx, caps) -> None:
+    """``struct S { public S() { ... } }`` (C# 10) -> ``public S(bool __bsdl_ctor) { ... }``: mcs rejects an
+    explicit parameterless constructor of a struct (CS0568, which loses the file); with a parameter the body is
+    still compiled, and ``new S()`` reads the same (a struct's default value, as C# 7 has it)."""
+    for d in caps.get("struct_declaration", []):
+        body = d.child_by_field_name("body") or child_of_type(d, "declaration_list")
+        for m in body.named_children if body is not None else ():
+            plist = m.child_by_field_name("parameters") if m.type == "constructor_declaration" else None
+            if plist is None or plist.named_children or \
+                    any(c.type == "modifier" and ctx.src(c) == "static" for c in m.children):
+                continue
+            ctx.new_group()
+            ctx.insert(ctx.span(plist)[0] + 1, "bool __bsdl_ctor", C.STRUCT_PARAMETERLESS_CTOR)
+            ctx.lossy_at(ctx.span(m)[0], C.STRUCT_PARAMETERLESS_CTOR)
 
 
 def accessors(ctx: Ctx, caps) -> None:

@@ -75,6 +75,7 @@ QUERY_PATTERNS = (
     "(lambda_expression type: (_)) @lambda_return_type",
     "(class_declaration (type_parameter_list) (base_list)) @generic_class",
     "(ref_type) @ref_type",
+    "(parameter (modifier) (modifier)) @ref_receiver",  # (modifiers are leaves: the rule reads their text)
     "(tuple_type) @tuple_type",
     "(tuple_expression) @tuple_expression",
     '(modifier "async") @async_modifier',
@@ -143,11 +144,12 @@ def _rules() -> tuple:
             tok.newer_syntax, tok.function_pointers, tok.type_parameter_pointers, tok.constraints,
             tok.misc_modifiers, targets.target_typed_new, tok.using_declaration, tok.static_modifiers,
             tok.ranges, tok.coalescing_assignment, tok.strings, targets.collection_expressions,
-            targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.nested_tuple_types,
+            targets.with_expressions, mcs_gaps.long_tuples, mcs_gaps.ref_returns, mcs_gaps.ref_receivers,
+            mcs_gaps.nested_tuple_types,
             mcs_gaps.task_like_async, mcs_gaps.foreach_deconstruction,
             patterns.is_patterns, switch.switch_expressions, switch.switch_statements,
             scopes.shadowed_parameters,
-            members.records, members.primary_constructors, members.accessors, local_functions.local_functions,
+            members.records, members.primary_constructors, members.struct_parameterless_ctors, members.accessors, local_functions.local_functions,
             members.default_interface_members, _top_level)
 
 
