@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Generic, Iterable, Iterator, TypeVar
 from benchsmith import confine, treesitter
 from benchsmith.files import RepoSnapshot
 from benchsmith.records import CrossFileRef, CursorPlace, Exclusion, ReferenceKind
-from benchsmith.runner import ToolchainBackend, ContainerSpec
+from benchsmith.runner import ContainerSpec, ToolchainBackend, probe_confinement, require_confinement
 
 # Node types (across the brace grammars) whose children are statements or members: a child's end is a statement
 # end even without a ``;`` token (TypeScript's automatic semicolons, enum constants, C#'s ``case X:`` labels).  The
@@ -87,6 +87,9 @@ class AnalysisResult:
     tool_versions: dict[str, str] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     no_refs_detail: str = ""  # why the toolchain found nothing, where the analyzer knows (one line for the user)
+    # the bytes tree-sitter should parse per file where the analysis read something else than the file (C#: the
+    # active #if branches with the project's symbols), offsets kept; the cutter prefers them to ``tree_source``
+    tree_views: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -264,11 +267,11 @@ class Analyzer(abc.ABC, Generic[PlanT, RunT, FoundT]):
         so the repository is recorded, not lost)."""
         if self.options.backend is not ToolchainBackend.LOCAL or not self.options.confine:
             return None
-        caps = confine.probe()
+        caps = probe_confinement()
         if not caps.available:
             if self.options.allow_unconfined:
                 return None
-            confine.require(False)
+            require_confinement(False)
         data = tuple(str(p) for p in read)
         limits = confine.Limits(memory_bytes=int(self.options.memory_mb) * confine.MIB,
                                 address_space_extra=self.address_space_extra)

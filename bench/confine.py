@@ -94,9 +94,9 @@ def main() -> int:
     p.add_argument("--lang", default="python,java,go,typescript,csharp")
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
-    from benchsmith import confine
+    from benchsmith import runner
 
-    print(confine.probe().describe())
+    print(runner.probe_confinement().describe())
     start = bench_start()
     print(f"one trivial program: confined {start['confined'] * 1000:.0f} ms, unconfined "
           f"{start['unconfined'] * 1000:.0f} ms (fixed cost {1000 * (start['confined'] - start['unconfined']):.0f} ms "

@@ -142,7 +142,7 @@ class CSharpAnalyzer(CsToolchain, CompilerCalls, Analyzer[CsPlan, CompileOutcome
         prepared = prepare(usable, snapshot.configs, downlevel=self.downlevel and kind is Compiler.MCS,
                            roslyn=kind is Compiler.CSC)
         result.stats.update(prepared.stats)
-        self._tree_sources = {p: c.pre for p, c in prepared.copies.items()}
+        result.tree_views = {p: c.pre.tree_bytes() for p, c in prepared.copies.items()}
         texts = prepared.texts()
         self._defines = prepared.defines
         known = set(texts) | {SHIM_FILE} | set(prepared.helpers)

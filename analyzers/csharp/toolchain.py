@@ -32,12 +32,9 @@ class CsToolchain:
 
     def tree_source(self, path: str, text: str) -> bytes:
         """The bytes tree-sitter should parse for ``text``: the preprocessed file (inactive ``#if`` branches and
-        directive lines blanked), whose byte offsets are the original's, with the symbols of this analyzer's
-        last analysis (the defaults for a file it did not see)."""
-        pre = getattr(self, "_tree_sources", {}).get(path)
-        if pre is None or pre.original != text:
-            pre = preprocess(text, DEFAULT_DEFINES)
-        return pre.tree_bytes()
+        directive lines blanked), whose byte offsets are the original's, with the default symbols; an analysis
+        gives its own, with the project's symbols, in ``AnalysisResult.tree_views``."""
+        return preprocess(text, DEFAULT_DEFINES).tree_bytes()
 
     def toolchain_paths(self) -> list[str]:
         # a dotnet install usually lives outside /usr (~/.dotnet, /opt/dotnet, /usr/local/share/dotnet): its host,

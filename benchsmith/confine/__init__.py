@@ -19,9 +19,10 @@ A confined run (``runner.run(..., confine=Confinement(...))``) is started throug
 * stays as PID 1 of the namespace, reaping, so when the tool exits (or we kill the run) every process it left
   behind dies with the namespace.
 
-``probe()`` finds out once per process what the machine grants; :func:`require` raises
-:class:`ConfinementUnavailable` (one line saying what is missing) where it cannot confine, unless the user
-allowed unconfined runs (``--allow-unconfined``).
+``benchsmith.runner.probe_confinement()`` finds out once per process what the machine grants, with one real
+confined run; ``require_confinement`` raises :class:`ConfinementUnavailable` (one line saying what is missing) where
+it cannot confine, unless the user allowed unconfined runs (``--allow-unconfined``).  They live with the runner,
+which starts every confined run: this package never depends on the runner.
 
 This is also the isolation layer of the program sandbox (``benchsmith.evaluate.sandbox``, which imports from here,
 never the reverse): its memory cgroups are made where ``cgroups.find_layout`` finds the machine lets us (one v1/v2
@@ -29,23 +30,22 @@ detection and delegation check, one set of limit/OOM/peak files, one removal), i
 (``cgroup_tree.PrivateCgroups``) its fork servers sit in; its probe checks the facts ``capabilities`` checks
 (``NAMESPACE_FACTS``, ``confinement_problems``); its uids come from ``benchsmith.uids`` beside ours.
 
-By job: ``records`` (what a run is given, what the machine grants, the uid range), ``capabilities`` (the probe),
+By job: ``records`` (what a run is given, what the machine grants, the uid range), ``capabilities`` (what a probe's report means, the cgroup layout),
 ``cgroups`` (layout, files, one run's cgroups), ``cgroup_tree`` (a long-lived private cgroup directory with
 children), ``view`` (what the tool sees of the host, permission hand-over), ``launch`` (one run) and
 ``init_program.py`` (the init program itself, never imported).
 """
 
-from benchsmith.confine.capabilities import (NAMESPACE_FACTS, cgroup_layout, confinement_problems, missing_basics,
-                                             probe, require)
+from benchsmith.confine.capabilities import NAMESPACE_FACTS, cgroup_layout, confinement_problems, missing_basics
 from benchsmith.confine.cgroup_tree import PrivateCgroups
-from benchsmith.confine.cgroups import CgroupFiles, CgroupLayout, MemoryControl, RunCgroups
+from benchsmith.confine.cgroups import CgroupFiles, CgroupLayout, RunCgroups
 from benchsmith.confine.launch import CONFINE_EXIT, Prepared, oom_message, prepare
 from benchsmith.confine.records import (CONTAINER_UID, DEFAULT_MEMORY_MB, GIB, MIB, UID_BASE, UID_SPAN, Capabilities,
-                                        Confinement, ConfinementUnavailable, Limits, UidLease)
+                                        Confinement, ConfinementUnavailable, Limits, MemoryControl, UidLease)
 from benchsmith.confine.view import (DEV_NODES, ETC_ENTRIES, SYSTEM_DIRS, chown_tree, executable_paths, grant_read,
                                      python_paths)
 
-__all__ = ["Confinement", "Limits", "Capabilities", "ConfinementUnavailable", "MemoryControl", "probe", "require",
+__all__ = ["Confinement", "Limits", "Capabilities", "ConfinementUnavailable", "MemoryControl",
            "CgroupFiles", "CgroupLayout", "PrivateCgroups", "NAMESPACE_FACTS", "confinement_problems",
            "python_paths", "executable_paths", "grant_read", "prepare", "DEFAULT_MEMORY_MB", "CONTAINER_UID",
            "CONFINE_EXIT", "DEV_NODES", "ETC_ENTRIES", "GIB", "MIB", "Prepared", "RunCgroups", "SYSTEM_DIRS",

@@ -13,18 +13,9 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
-from benchsmith.enums import StrEnum
-
-if TYPE_CHECKING:
-    from benchsmith.confine.records import Limits
-
-
-class MemoryControl(StrEnum):
-    CGROUP_V2 = "cgroup_v2"
-    CGROUP_V1 = "cgroup_v1"
-    RLIMIT = "rlimit_as"  # per-process address space plus a process cap
+from benchsmith.confine.records import Limits, MemoryControl
 
 
 @dataclass(frozen=True)

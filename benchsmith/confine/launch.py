@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Sequence
 
 from benchsmith.confine.capabilities import cgroup_layout, missing_basics
-from benchsmith.confine.cgroups import MemoryControl, RunCgroups
+from benchsmith.confine.cgroups import RunCgroups
+from benchsmith.confine.records import MemoryControl
 from benchsmith.confine.records import MIB, Confinement, ConfinementUnavailable, Limits, UidLease
 from benchsmith.confine.view import (DEV_NODES, ETC_ENTRIES, SYSTEM_DIRS, chown_tree, dedupe, executable_paths,
                                      grant_read)

@@ -6,8 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchsmith import uids
-from benchsmith.confine.cgroups import MemoryControl
-from benchsmith.runner import ToolMissing
+from benchsmith.enums import StrEnum
+from benchsmith.runner.records import ToolMissing
+
+
+class MemoryControl(StrEnum):
+    CGROUP_V2 = "cgroup_v2"
+    CGROUP_V1 = "cgroup_v1"
+    RLIMIT = "rlimit_as"  # per-process address space plus a process cap
+
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB

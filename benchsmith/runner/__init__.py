@@ -12,12 +12,15 @@ privileges, the caller's uid:gid, memory/pids limits, ``Limits`` as ``--ulimit``
 cap) also removes its container: killing the engine client alone would leave the container running.
 
 By job: ``records`` (what a run is given and returns), ``local`` (the run), ``container`` (the engine's argv and
-mounts), ``capture`` (output capping, group kill).
+mounts), ``capture`` (output capping, group kill), ``confinement`` (what confinement the machine grants: one real
+confined run, once per process; the refusal to run unconfined unless allowed).
 """
 
+from benchsmith.runner.confinement import probe_confinement, require_confinement
 from benchsmith.runner.container import ContainerSpec, Mount, caller_user, container_argv, container_name
 from benchsmith.runner.local import repo_root, run, which
 from benchsmith.runner.records import DEFAULT_OUTPUT_CAP, ToolchainBackend, Limits, RunResult, ToolMissing
 
 __all__ = ["ToolchainBackend", "ContainerSpec", "DEFAULT_OUTPUT_CAP", "Limits", "Mount", "RunResult", "ToolMissing",
-           "caller_user", "container_argv", "container_name", "repo_root", "run", "which"]
+           "caller_user", "container_argv", "container_name", "probe_confinement", "repo_root",
+           "require_confinement", "run", "which"]

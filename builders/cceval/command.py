@@ -181,10 +181,11 @@ def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     if config.backend is ToolchainBackend.LOCAL:
-        from benchsmith.confine import ConfinementUnavailable, require
+        from benchsmith.confine import ConfinementUnavailable
+        from benchsmith.runner import require_confinement
 
         try:
-            require(config.allow_unconfined)
+            require_confinement(config.allow_unconfined)
         except ConfinementUnavailable as exc:
             print(f"build-ccEval: {exc}", file=sys.stderr)
             return 2

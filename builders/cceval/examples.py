@@ -239,7 +239,7 @@ class ExampleCutter(Step[CrossFileRef]):
     def __init__(self, analyzer: Analyzer, files: dict[str, SourceFile], repository: str, commit: str | None = None,
                  counter=None, on_file=None, first_per_statement: bool = False,
                  cursor: CursorRule = CursorRule.NAME, kinds: frozenset[ReferenceKind] | None = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, tree_views: dict[str, bytes] | None = None) -> None:
         super().__init__(counter)
         self.on_file = on_file  # progress: called with (files done, files total)
         self.analyzer = analyzer
@@ -249,6 +249,7 @@ class ExampleCutter(Step[CrossFileRef]):
         self.first_per_statement = first_per_statement
         self.cursor = cursor
         self.kinds = kinds
+        self.tree_views = tree_views or {}  # AnalysisResult.tree_views: what the analysis read of a file
         self.seed = seed
 
     def run(self, refs: Iterable[CrossFileRef]) -> Iterator[CompletionExample]:
@@ -274,7 +275,8 @@ class ExampleCutter(Step[CrossFileRef]):
             idx = TextPositions(src.text)
             raw = src.text.encode("utf-8")
             # what the compiler read (C#: the active #if branches), with the original byte offsets
-            data = _parse_view(self.analyzer.tree_source(path, src.text), self.analyzer)
+            view = self.tree_views.get(path)
+            data = _parse_view(view if view is not None else self.analyzer.tree_source(path, src.text), self.analyzer)
             if len(data) != len(raw):  # an offset-changing view would cut the wrong text: never use one
                 data = _parse_view(raw, self.analyzer)
             tree = self.analyzer.parser_for(path).parse(data)

@@ -38,6 +38,7 @@ class Cut(Step[Repository]):
                                                                                          total),
                                    first_per_statement=repo.config.first_reference_per_statement,
                                    cursor=repo.config.cursor, seed=repo.config.seed,
+                                   tree_views=repo.result.tree_views,
                                    kinds=frozenset(repo.config.kinds) if repo.config.kinds is not None else None)
             yield from cutter(repo.result.refs)
 

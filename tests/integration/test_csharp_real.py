@@ -83,8 +83,8 @@ def test_pythonnet_runtime_refs(old, tmp_path):
     assert res.stats["shim_rounds"] <= plain.stats["shim_rounds"]
 
 
-def _examples(analyzer, snap, refs) -> list[str]:
-    cutter = ExampleCutter(analyzer, snap.by_path(), snap.name)
+def _examples(analyzer, snap, result, refs) -> list[str]:
+    cutter = ExampleCutter(analyzer, snap.by_path(), snap.name, tree_views=result.tree_views)
     return [json.dumps(e.to_dict(), sort_keys=True) for e in cutter.run(refs)]
 
 
@@ -115,8 +115,8 @@ def test_downlevel_pass_changes_nothing_on_csharp_7(old, tmp_path):
     assert len(keep(with_pass)) >= 300 and json.dumps(keep(with_pass)) == json.dumps(keep(without))
     assert [e.to_dict() for e in with_pass.exclusions if e.item_id.removeprefix("pythonnet/") not in touched] == \
         [e.to_dict() for e in without.exclusions if e.item_id.removeprefix("pythonnet/") not in touched]
-    a = _examples(on, snap, [r for r in with_pass.refs if r.file not in touched])
-    b = _examples(off, snap, [r for r in without.refs if r.file not in touched])
+    a = _examples(on, snap, with_pass, [r for r in with_pass.refs if r.file not in touched])
+    b = _examples(off, snap, without, [r for r in without.refs if r.file not in touched])
     assert len(a) >= 200 and a == b
     # untouched files are the preprocessed originals: every position kept
     assert all(len(c.text) == len(c.original) for p, c in prepared.copies.items() if p not in touched)

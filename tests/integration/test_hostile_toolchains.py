@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchsmith import confine
+from benchsmith.runner import probe_confinement
 from benchsmith.analyzers.typescript import TypeScriptAnalyzer
 from tests.hostile import adopting_orphans
 from tests.timing import scaled
@@ -29,7 +30,7 @@ from tests.hostile import (TOOLCHAIN_ATTACKS, hostile_tsc_package, make_annotati
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTROL_PY = REPO_ROOT / "samples" / "python" / "shoplib"
 CONTROL_TS = REPO_ROOT / "tests" / "fixtures" / "typescript" / "project"
-CAPS = confine.probe()
+CAPS = probe_confinement()
 pytestmark = pytest.mark.skipif(not CAPS.available, reason=f"this machine cannot confine: {CAPS.missing}")
 
 

@@ -16,13 +16,14 @@ import pytest
 
 from benchsmith import confine, runner
 from benchsmith.analyzers import AnalyzerOptions, get_analyzer
-from benchsmith.confine import MIB, Confinement, Limits, capabilities
+from benchsmith.confine import MIB, Confinement, Limits
+from benchsmith.runner import confinement
 from benchsmith.files import snapshot
 from tests.hostile import adopting_orphans, toolchain_processes
 from tests.timing import scaled
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CAPS = confine.probe()
+CAPS = runner.probe_confinement()
 needs_confinement = pytest.mark.skipif(not CAPS.available, reason=f"this machine cannot confine: {CAPS.missing}")
 
 
@@ -279,12 +280,12 @@ def test_concurrent_runs_get_different_uids():
 
 def test_unavailable_confinement_refuses_in_one_line(monkeypatch, tmp_path, capsys):
     # the patched probe result stands for a machine without the namespaces (or root) confinement needs
-    monkeypatch.setattr(capabilities, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
+    monkeypatch.setattr(confinement, "_PROBED", confine.Capabilities(False, None, False, "no pid namespace (test)"))
     with pytest.raises(confine.ConfinementUnavailable) as err:
-        confine.require(False)
+        runner.require_confinement(False)
     assert "\n" not in str(err.value) and "no pid namespace (test)" in str(err.value)
     assert "--allow-unconfined" in str(err.value)
-    assert confine.require(True).available is False  # allowed: the caller runs unconfined
+    assert runner.require_confinement(True).available is False  # allowed: the caller runs unconfined
 
     from benchsmith.cli import main
 

@@ -54,7 +54,7 @@ def _refs(res, file: str) -> list[tuple[int, int, str]]:
 
 
 def _cuts(analyzer, snap, res, file: str) -> list[str]:
-    cutter = ExampleCutter(analyzer, snap.by_path(), "repo")
+    cutter = ExampleCutter(analyzer, snap.by_path(), "repo", tree_views=res.tree_views)
     return [e.groundtruth for e in cutter.run([r for r in res.refs if r.file == file])]
 
 
@@ -130,7 +130,7 @@ namespace Acme.App
     assert _cuts(a, snap, res, "App/Program.cs") == ["Create().Size);"]
     assert not res.exclusions
     # what the cutter's tree-sitter should read: the same branch, with the project's symbols
-    data = a.tree_source("App/Program.cs", app)
+    data = res.tree_views["App/Program.cs"]
     assert b"Sizes.Add(Widget" in data and b"Slow()" not in data and len(data) == len(app.encode())
 
 
@@ -186,7 +186,7 @@ def test_modern_corpus_end_to_end_exact_refs_and_cuts(tmp_path):
     want = {_where_the_analyzer_puts(row, files) for row in _corpus_table()}
     assert len(want) >= 50 and got == want
     assert {r.defining_file for r in res.refs} == {"Defs.cs"}
-    cutter = ExampleCutter(a, snap.by_path(), "repo")
+    cutter = ExampleCutter(a, snap.by_path(), "repo", tree_views=res.tree_views)
     examples = list(cutter.run(res.refs))
     assert len(examples) >= 45
     for ex in examples:
