@@ -9,7 +9,8 @@
 // stdout: the diagnostics exactly as tsc --pretty false formats them, then the SENTINEL line, then one JSON record
 // per reference and a final {"done": ...} record.  A reference is an identifier of a walked file whose symbol
 // (aliases followed) has every declaration in another project file: members reached through inferred types, names
-// bound by imports, keys of object literals with a contextual project type, JSX attributes.  Exit status: tsc's
+// bound by imports, keys of object literals with a contextual project type, JSX attributes, destructured
+// properties, callback parameters typed by a project signature.  Exit status: tsc's
 // (0 no diagnostic, 2 diagnostics); 3 when this script itself failed.
 "use strict";
 
@@ -91,19 +92,24 @@ function skipped(ts, node) {
 
 function symbolOf(ts, checker, id) {
   const parent = id.parent;
-  if (ts.isDeclarationName(id) && parent.kind !== ts.SyntaxKind.JsxAttribute) {
-    // a declaration's own name is no use, except an object literal's key: the property of its contextual type
-    const objectMember = parent.parent && parent.parent.kind === ts.SyntaxKind.ObjectLiteralExpression &&
-      (ts.isPropertyAssignment(parent) || ts.isShorthandPropertyAssignment(parent) || ts.isMethodDeclaration(parent));
-    if (ts.isParameter(parent) && !parent.type) return contextualParameter(ts, checker, parent);
-    if (!objectMember) return undefined;
-    const contextual = checker.getContextualType(parent.parent);
-    if (!contextual) return undefined;
-    return checker.getPropertyOfType(checker.getNonNullableType(contextual), id.text);
+  if (!ts.isDeclarationName(id) && !ts.isJsxAttribute(parent)) {
+    const sym = checker.getSymbolAtLocation(id);
+    return sym && (sym.flags & ts.SymbolFlags.Alias) ? checker.getAliasedSymbol(sym) : sym;
   }
-  let sym = checker.getSymbolAtLocation(id);
-  if (sym && (sym.flags & ts.SymbolFlags.Alias)) sym = checker.getAliasedSymbol(sym);
-  return sym;
+  // a declaration's own name is no use, except where it also names a property or parameter of a type it gets:
+  // an object literal's key or a JSX attribute (the contextual type's property: the component's props)
+  if (ts.isJsxAttribute(parent) || (ts.isObjectLiteralExpression(parent.parent) &&
+      (ts.isPropertyAssignment(parent) || ts.isShorthandPropertyAssignment(parent) || ts.isMethodDeclaration(parent)))) {
+    const contextual = checker.getContextualType(parent.parent);
+    return contextual && checker.getPropertyOfType(checker.getNonNullableType(contextual), id.text);
+  }
+  // `const { sourceCard } = deps`: the name is the key too, a property of the destructured value's type
+  if (ts.isBindingElement(parent) && !parent.propertyName && !parent.dotDotDotToken && ts.isObjectBindingPattern(parent.parent)) {
+    const type = checker.getTypeAtLocation(parent.parent);
+    return type && checker.getPropertyOfType(checker.getNonNullableType(type), id.text);
+  }
+  if (ts.isParameter(parent) && !parent.type) return contextualParameter(ts, checker, parent);
+  return undefined;
 }
 
 // an unannotated parameter of a callback typed by its context (`parts: [(engine, source, target) => {...}]`): the
@@ -121,7 +127,8 @@ function contextualParameter(ts, checker, param) {
   return found && ts.isIdentifier(param.name) && found.name === param.name.text ? found : undefined;
 }
 
-function reference(ts, checker, sf, id, project) {
+// the declarations of the symbol `id` uses, when all lie in other project files
+function crossFile(ts, checker, sf, id, project) {
   const sym = symbolOf(ts, checker, id);
   const decls = sym && sym.declarations;
   if (!decls || !decls.length) return undefined;
@@ -130,6 +137,22 @@ function reference(ts, checker, sf, id, project) {
     // the namespace object of `import * as ns` is no API: its members are the uses
     if (file === sf.fileName || !project.has(file) || d.kind === ts.SyntaxKind.SourceFile) return undefined;
   }
+  return sym;
+}
+
+// `X.m` where m is itself a project member: one reference per dotted name, at the member (as the stub diff and
+// the scan place it); `api.useContext()` of a package's type keeps `api`
+function memberTakesIt(ts, checker, sf, id, project) {
+  const parent = id.parent;
+  const member = ts.isPropertyAccessExpression(parent) && parent.expression === id ? parent.name
+    : ts.isQualifiedName(parent) && parent.left === id ? parent.right : undefined;
+  return member !== undefined && ts.isIdentifier(member) && crossFile(ts, checker, sf, member, project) !== undefined;
+}
+
+function reference(ts, checker, sf, id, project) {
+  const sym = crossFile(ts, checker, sf, id, project);
+  if (!sym || memberTakesIt(ts, checker, sf, id, project)) return undefined;
+  const decls = sym.declarations;
   const decl = decls[0];
   const dsf = decl.getSourceFile();
   let whole = decl;

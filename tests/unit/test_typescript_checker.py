@@ -3,9 +3,10 @@ real pinned TypeScript, on a small project written here.
 
 What only the checker sees: members reached through a value whose type is inferred from a project type of another
 file (``card.scripts`` after ``const card = getDeps().sourceCard``), an unannotated callback parameter typed by a
-contextual project signature, a chain through a namespace member (``new Ruleset.cardMods.power()``), and a name
-imported from a JavaScript module (``~/env.mjs``, a companion).  Negative controls: a lib member (``[].map``,
-``.find``), a member declared in the same file, and a JavaScript module nothing imports.
+contextual project signature, a chain through a namespace member (``new Ruleset.cardMods.power()``), a name
+imported from a JavaScript module (``~/env.mjs``, a companion), a destructured property, a JSX attribute of a
+project component.  Negative controls: a lib member (``[].map``, ``.find``, ``<div id>``), a member declared in the
+same file, and a JavaScript module nothing imports.
 """
 
 from __future__ import annotations
@@ -45,9 +46,19 @@ const own = local.own;
 const parts: Part[] = [(engine, target) => { engine.mods.length; }];
 const power = new Ruleset.cardMods.power().serialize();
 const host = env.HOST;
+const { sourceCard } = getDeps();
+"""
+COMP = """\
+export interface Props { title: string }
+export function Comp(props: Props) { return null as any; }
+"""
+PAGE = """\
+import { Comp } from './comp';
+export const el = <Comp title="x" />;
+export const d = <div id="a" />;
 """
 FILES = {
-    "src/models.ts": MODELS, "src/deps.ts": DEPS, "src/use.ts": USE,
+    "src/models.ts": MODELS, "src/deps.ts": DEPS, "src/use.ts": USE, "src/comp.tsx": COMP, "src/page.tsx": PAGE,
     "src/env.mjs": "export const env = { HOST: 'localhost' };\n",
     "src/unused.js": "export const nobody = 1;\n",
     "tsconfig.json": json.dumps({"compilerOptions": {"baseUrl": ".", "paths": {"~/*": ["./src/*"]}}}),
@@ -72,8 +83,8 @@ def analysed(tmp_path_factory):
     return results
 
 
-def _at(result, line1: int, symbol: str):
-    found = [r for r in result.refs if r.file == "src/use.ts" and r.line == line1 - 1 and r.symbol == symbol]
+def _at(result, line1: int, symbol: str, file: str = "src/use.ts"):
+    found = [r for r in result.refs if r.file == file and r.line == line1 - 1 and r.symbol == symbol]
     assert len(found) <= 1, found
     return found[0] if found else None
 
@@ -107,18 +118,27 @@ def test_contextual_callback_parameters_and_member_chains(analysed):
     assert _at(result, 9, "mods").kind is K.MEMBER  # engine.mods: a member of the contextual parameter's type
     power = _at(result, 10, "power")
     assert power is not None and power.kind is K.CONSTRUCTOR and power.defining_file == "src/models.ts"
+    assert _at(result, 10, "Ruleset") is None  # one reference per dotted name: at its members
     assert _at(result, 10, "serialize").kind is K.MEMBER
+
+
+def test_destructured_properties_and_jsx_attributes(analysed):
+    result = analysed[0]
+    sc = _at(result, 12, "sourceCard")  # const { sourceCard } = getDeps(): the key is a property of Deps
+    assert sc is not None and sc.defining_file == "src/models.ts" and sc.definition.start_line == 2
+    title = _at(result, 2, "title", "src/page.tsx")  # <Comp title=...>: a property of Comp's props
+    assert title is not None and title.defining_file == "src/comp.tsx" and title.import_name == "Props"
+    assert _at(result, 3, "id", "src/page.tsx") is None  # <div id>: lib.dom's
 
 
 def test_javascript_module_a_source_imports_is_a_project_module(analysed):
     result = analysed[0]
-    env = _at(result, 11, "env")
-    assert env is not None and env.defining_file == "src/env.mjs"
     host = _at(result, 11, "HOST")  # the stub diff now sees the import: TS2339 on the stubbed `env`
     assert host is not None and host.defining_file == "src/env.mjs"
+    assert _at(result, 11, "env") is None  # one reference per dotted name: at its project member
     assert result.stats["javascript_companions"] == 1  # unused.js: imported by nobody, never compiled
-    assert result.stats["files"] == 3
-    assert not [r for r in result.refs if not r.file.endswith(".ts")]  # a companion is never a place of refs
+    assert result.stats["files"] == 5
+    assert not [r for r in result.refs if not r.file.endswith((".ts", ".tsx"))]  # a companion is never a place
 
 
 def test_references_are_deterministic(analysed):
