@@ -317,8 +317,11 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
 
     def checker_uses(self, plan: Plan, result: AnalysisResult) -> None:
         """The references the type checker resolved (inferred types, contextual types, chains through members)
-        at places neither a diagnostic nor the scan gave."""
-        added = 0
+        at places neither a diagnostic nor the scan gave; where one of those gave the place without finding its
+        definition (``api.character`` through an inferred router type, a name the imported file re-exports), the
+        declaration the checker resolved is its definition."""
+        added = filled = 0
+        undefined = {(r.file, r.line, r.column): r for r in result.refs if r.definition is None}
         for found in plan.checked:
             info = plan.files.get(found.file)
             if info is None or info.companion:
@@ -331,7 +334,11 @@ class TypeScriptAnalyzer(Analyzer[Plan, list[TscMessage], NewDiagnostic]):
                 plan.tally.places.add(place)
                 result.refs.append(ref)
                 added += 1
+            elif ref.definition is not None and place in undefined:
+                undefined.pop(place).definition = ref.definition
+                filled += 1
         result.stats["checker_refs"] = added
+        result.stats["checker_definitions"] = filled
 
     def finish(self, plan: Plan, result: AnalysisResult) -> None:
         self.scan_uses(plan, result)

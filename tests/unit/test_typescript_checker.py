@@ -61,6 +61,11 @@ FILES = {
     "src/models.ts": MODELS, "src/deps.ts": DEPS, "src/use.ts": USE, "src/comp.tsx": COMP, "src/page.tsx": PAGE,
     "src/env.mjs": "export const env = { HOST: 'localhost' };\n",
     "src/unused.js": "export const nobody = 1;\n",
+    # a tRPC-like client: `api`'s members are the router's keys, reached through an inferred type
+    "src/router.ts": "export const appRouter = {\n    character: { setActive: (id: number) => id },\n};\n",
+    "src/api.ts": "import { appRouter } from './router';\n"
+                  "function wrap<T>(x: T): T { return x; }\nexport const api = wrap(appRouter);\n",
+    "src/client.ts": "import { api } from './api';\nexport const picked = api.character.setActive(1);\n",
     "tsconfig.json": json.dumps({"compilerOptions": {"baseUrl": ".", "paths": {"~/*": ["./src/*"]}}}),
 }
 
@@ -137,7 +142,7 @@ def test_javascript_module_a_source_imports_is_a_project_module(analysed):
     assert host is not None and host.defining_file == "src/env.mjs"
     assert _at(result, 11, "env") is None  # one reference per dotted name: at its project member
     assert result.stats["javascript_companions"] == 1  # unused.js: imported by nobody, never compiled
-    assert result.stats["files"] == 5
+    assert result.stats["files"] == 8
     assert not [r for r in result.refs if not r.file.endswith((".ts", ".tsx"))]  # a companion is never a place
 
 
@@ -157,3 +162,11 @@ def test_output_without_its_final_record_is_incomplete():
                          tree)
     assert whole.complete and whole.diagnostics == "" and whole.capped == ["a.ts"]
     assert [(r.file, r.decl_file, r.start) for r in whole.refs] == [("a.ts", "b.ts", (1, 0))]
+
+
+def test_a_reference_the_stub_diff_gives_takes_its_definition_from_the_checker(analysed):
+    """``api.character``: the stub diff finds the use (``api`` is an import), but ``character`` is declared in the
+    router module, not in the imported file; the checker's declaration is its definition."""
+    ref = _at(analysed[0], 2, "character", "src/client.ts")
+    assert ref is not None and ref.diagnostic != CHECKER_DIAGNOSTIC and ref.defining_file == "src/api.ts"
+    assert ref.definition is not None and ref.definition.file == "src/router.ts" and ref.definition.start_line == 1
