@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from benchsmith import uids
 from benchsmith.enums import StrEnum
-from benchsmith.runner.records import ToolMissing
+from benchsmith.tool_errors import ToolMissing
 
 
 class MemoryControl(StrEnum):

@@ -17,7 +17,7 @@ from benchsmith.confine.records import (MIB, Capabilities, Confinement, Confinem
                                         MemoryControl)
 from benchsmith.confine.view import python_paths
 from benchsmith.runner.local import run
-from benchsmith.runner.records import ToolMissing
+from benchsmith.tool_errors import ToolMissing
 from benchsmith.uids import TOOLCHAIN_UIDS
 
 _PROBE_LOCK = threading.RLock()

@@ -6,6 +6,7 @@ import resource
 from dataclasses import dataclass, field
 
 from benchsmith.enums import StrEnum
+from benchsmith.tool_errors import ToolMissing  # noqa: F401 - part of the runner's records
 
 DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
 
@@ -59,6 +60,3 @@ class RunResult:
     def ok(self) -> bool:
         return not self.timed_out and self.returncode == 0
 
-
-class ToolMissing(RuntimeError):
-    pass
