@@ -140,32 +140,30 @@ def _screens(examples: list[_Example], language: Language) -> dict[str, Any]:
 
 
 def _self_consistency(examples: list[_Example], language: Language) -> dict[str, Any]:
-    """Each groundtruth as its own prediction, through the scorer's public ``score_example``."""
-    from benchsmith.evaluate.cceval.scoring import Mode, score_example
-    from benchsmith.evaluate.cceval.common import COMPAT_LANGUAGES
+    """Each groundtruth as its own prediction, through the loop the build's self-check uses."""
+    from benchsmith.builders.cceval.scorability import SelfConsistency, figures
+
+    check = SelfConsistency(language)
+    for ex in examples:
+        check.add(ex.task_id, ex.prompt, ex.groundtruth, ex.unscorable_modes)
+    return _audit_figures(figures(check.tallies), language)
+
+
+def _audit_figures(figures: dict[str, Any], language: Language) -> dict[str, Any]:
+    """``scorability.figures`` in the audit's shape: per scorer mode, EM/ES, violations and the first violating
+    task ids, or why the mode was skipped."""
+    from benchsmith.evaluate.cceval.scoring import Mode
 
     out: dict[str, Any] = {}
-    for mode in (Mode.COMPAT, Mode.DEFAULT):
-        if mode is Mode.COMPAT and language not in COMPAT_LANGUAGES:
+    for mode, key in ((Mode.COMPAT, "compat"), (Mode.DEFAULT, "default")):
+        f = figures.get(key)
+        if f is None:
             out[mode.value] = {"skipped": f"the released scorer does not know {language.value}"}
             continue
-        em = es = 0.0
-        bad: list[str] = []
-        as_released = 0
-        for ex in examples:
-            s = score_example(ex.task_id, ex.prompt, ex.groundtruth, ex.groundtruth, language, mode)
-            em += s.em
-            es += s.es
-            if s.em != 1 or s.es < 100:
-                if mode.value in ex.unscorable_modes:
-                    as_released += 1  # kept as the released benchmark has it, and declared so
-                else:
-                    bad.append(ex.task_id)
-        n = len(examples)
-        out[mode.value] = {"em": round(100 * em / n, 2) if n else 100.0, "es": round(es / n, 2) if n else 100.0,
-                           "violations": len(bad), "violating_task_ids": bad[:LISTED]}
-        if as_released:
-            out[mode.value]["unscorable_as_released"] = as_released
+        out[mode.value] = {"em": f["em"], "es": f["es"], "violations": f["violations"],
+                           "violating_task_ids": list(f.get("violating", []))[:LISTED]}
+        if f.get("unscorable_as_released"):
+            out[mode.value]["unscorable_as_released"] = f["unscorable_as_released"]
     return out
 
 
@@ -264,8 +262,6 @@ def audit_path(split: Path) -> Path:
 def _stats_self_consistency(split: Path, language: Language, n: int) -> dict[str, Any] | None:
     """``_self_consistency``'s figures from the stats.json beside ``line_completion.jsonl`` (None for another file,
     or when stats.json does not describe these ``n`` examples)."""
-    from benchsmith.evaluate.cceval.scoring import Mode
-
     if split.name != SPLIT_FILE:
         return None
     try:
@@ -275,17 +271,7 @@ def _stats_self_consistency(split: Path, language: Language, n: int) -> dict[str
     if not isinstance(figures, dict) or not isinstance(figures.get("default"), dict) \
             or figures["default"].get("examples") != n:
         return None
-    out: dict[str, Any] = {}
-    for mode, key in ((Mode.COMPAT, "compat"), (Mode.DEFAULT, "default")):
-        f = figures.get(key)
-        if f is None:
-            out[mode.value] = {"skipped": f"the released scorer does not know {language.value}"}
-            continue
-        out[mode.value] = {"em": f["em"], "es": f["es"], "violations": f["violations"],
-                           "violating_task_ids": list(f.get("violating", []))[:LISTED]}
-        if f.get("unscorable_as_released"):
-            out[mode.value]["unscorable_as_released"] = f["unscorable_as_released"]
-    return out
+    return _audit_figures(figures, language)
 
 
 def write_audits(target: str | Path, language: str | None = None, reuse_stats: bool = False

@@ -51,7 +51,7 @@ class SplitWriter(Writer):
         yield SPLIT_STEM, item.example
 
     def written(self, stem: str, record: Any) -> None:
-        self.check.add(record)
+        self.check.add_example(record)
 
     def stats(self, ok: bool) -> dict[str, Any]:
         from benchsmith.builders.cceval.scorability import raw_tallies

@@ -158,32 +158,33 @@ def declared_modes(record: dict) -> frozenset[str]:
     return frozenset(record.get("metadata", {}).get("unscorable_modes") or ())
 
 
-def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
-    """Each record's groundtruth (CrossCodeEval dicts) scored against itself in every mode of ``language``."""
-    tallies = {mode: ModeTally() for mode in modes_for(language)}
-    for rec in records:
-        task_id = rec.get("metadata", {}).get("task_id", "")
-        declared = declared_modes(rec)
-        for s in self_scores(rec["prompt"], rec["groundtruth"], language):
-            tallies[s.mode].add(task_id, s, declared=s.mode.value in declared)
-    return tallies
-
-
 class SelfConsistency:
-    """The tallies of the examples a shard writes, from the scores the scorability filter gave each one (scored
-    here only where that filter did not run: ``--keep-unscorable``)."""
+    """The tallies of groundtruths scored against themselves in every mode of ``language``: the one loop behind
+    the shard's self-check, ``tally`` and the audit."""
 
     def __init__(self, language: Language) -> None:
         self.language = language
         self.tallies = {mode: ModeTally() for mode in modes_for(language)}
 
-    def add(self, ex: CompletionExample) -> None:
-        scores = ex.self_scores
-        if scores is None:
-            scores = self_scores(ex.prompt, ex.groundtruth, self.language)
-        declared = frozenset(ex.metadata.unscorable_modes or ())
-        for s in scores:
-            self.tallies[s.mode].add(ex.metadata.task_id, s, declared=s.mode.value in declared)
+    def add(self, task_id: str, prompt: str, groundtruth: str, declared: frozenset[str] = frozenset(),
+            scores: list[SelfScore] | None = None) -> None:
+        """``scores``: what the scorability filter already computed for this groundtruth (scored here otherwise);
+        ``declared``: the modes the example declares it falls short in (``metadata.unscorable_modes``)."""
+        for s in scores if scores is not None else self_scores(prompt, groundtruth, self.language):
+            self.tallies[s.mode].add(task_id, s, declared=s.mode.value in declared)
+
+    def add_example(self, ex: CompletionExample) -> None:
+        """An example a shard writes, with the scores the filter gave it (none under ``--keep-unscorable``)."""
+        self.add(ex.metadata.task_id, ex.prompt, ex.groundtruth, frozenset(ex.metadata.unscorable_modes or ()),
+                 ex.self_scores)
+
+
+def tally(records: Iterable[dict], language: Language) -> dict[Mode, ModeTally]:
+    """Each record's groundtruth (CrossCodeEval dicts) scored against itself in every mode of ``language``."""
+    check = SelfConsistency(language)
+    for rec in records:
+        check.add(rec.get("metadata", {}).get("task_id", ""), rec["prompt"], rec["groundtruth"], declared_modes(rec))
+    return check.tallies
 
 
 def raw_tallies(tallies: dict[Mode, ModeTally]) -> dict:
