@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -26,6 +24,7 @@ from benchsmith.evaluate.generation.layout import (  # noqa: E402
 )
 from benchsmith.evaluate.generation.postprocess import ORDER, apply  # noqa: E402
 from benchsmith.evaluate.generation.tiny_model import build_tiny_model  # noqa: E402
+from tests.completion_server import CompletionServer, prompts_of  # noqa: E402
 
 GT = [f"helper_{i}(path, strict=True)" for i in range(3)]
 SUFFIX = "\n    return value\n\n\ndef other():\n    pass\n"
@@ -118,34 +117,19 @@ def test_left_to_right_stays_byte_identical(model_dir, split, tmp_path):
 # ------------------------------------------------------------------------------------------------ HTTP backend
 
 
-class ScriptedServer:
+class ScriptedServer(CompletionServer):
     """A ``/v1/completions`` server whose 'model' fills the hole the way FIM models misbehave: the right middle
     followed by the end-of-middle token and junk, or by a rewrite of the suffix; left-to-right it answers wrong."""
 
     def __init__(self) -> None:
         self.prompts: list[str] = []
-        outer = self
+        super().__init__(self.respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
-                outer.prompts.extend(prompts)
-                choices = [{"index": k, "text": outer.answer(p), "finish_reason": "length"}
-                           for k, p in enumerate(prompts)]
-                data = json.dumps({"choices": choices}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+    def respond(self, path: str, body: dict) -> tuple[int, dict]:
+        prompts = prompts_of(body)
+        self.prompts.extend(prompts)
+        return 200, {"choices": [{"index": k, "text": self.answer(p), "finish_reason": "length"}
+                                 for k, p in enumerate(prompts)]}
 
     @staticmethod
     def answer(prompt: str) -> str:
@@ -156,14 +140,6 @@ class ScriptedServer:
         if prompt.startswith("<repo_name>proj<file_sep>src/util.py\ndef helper_"):
             return gt + "\n    return value\n\n\ndef other():"
         return gt + "<|endoftext|>\nprint('junk')"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ fail with a status code first, so batching, ordering, retries and errors are exe
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -18,6 +16,7 @@ pytest.importorskip("requests", reason="the openai extra (requests) is not insta
 
 from benchsmith.cli import main  # noqa: E402
 from benchsmith.evaluate.generation.base import GenerationError, GenerationRequest, create_backend  # noqa: E402
+from tests.completion_server import CompletionServer, prompts_of  # noqa: E402
 
 
 def completion_for(prompt: str, sample: int, seed) -> str:
@@ -25,60 +24,30 @@ def completion_for(prompt: str, sample: int, seed) -> str:
     return f" <{prompt[-6:]}|s{sample}|seed{seed}>\nnext line\ndef other():"
 
 
-class Server:
+class Server(CompletionServer):
     def __init__(self) -> None:
-        self.bodies: list[dict] = []
-        self.headers: list[dict] = []
         self.fail_next: list[int] = []  # status codes to answer before succeeding
-        outer = self
+        super().__init__(self.respond)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):  # keep pytest output clean
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.bodies.append(body)
-                outer.headers.append(dict(self.headers))
-                if self.path != "/v1/completions":
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                if outer.fail_next:
-                    return self._send(outer.fail_next.pop(0), {"error": {"message": "try again later"}})
-                if body.get("max_tokens", 0) > 1000:
-                    return self._send(400, {"error": {"message": "max_tokens too large"}})
-                prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
-                n = body.get("n", 1)
-                choices = []
-                for p_i, prompt in enumerate(prompts):
-                    for s in range(n):
-                        text = completion_for(prompt, s, body.get("seed"))
-                        for stop in body.get("stop") or []:
-                            cut = text.find(stop)
-                            text = text[:cut] if cut >= 0 else text
-                        choices.append({"index": p_i * n + s, "text": text, "finish_reason": "stop"})
-                choices.reverse()  # servers may answer out of order; the index is what counts
-                self._send(200, {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
-                                 "choices": choices, "usage": {"completion_tokens": 3 * len(choices)}})
-
-            def _send(self, status, obj):
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> "Server":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def respond(self, path: str, body: dict) -> tuple[int, dict]:
+        if path != "/v1/completions":
+            return 404, {"error": {"message": f"no route {path}"}}
+        if self.fail_next:
+            return self.fail_next.pop(0), {"error": {"message": "try again later"}}
+        if body.get("max_tokens", 0) > 1000:
+            return 400, {"error": {"message": "max_tokens too large"}}
+        n = body.get("n", 1)
+        choices = []
+        for p_i, prompt in enumerate(prompts_of(body)):
+            for s in range(n):
+                text = completion_for(prompt, s, body.get("seed"))
+                for stop in body.get("stop") or []:
+                    cut = text.find(stop)
+                    text = text[:cut] if cut >= 0 else text
+                choices.append({"index": p_i * n + s, "text": text, "finish_reason": "stop"})
+        choices.reverse()  # servers may answer out of order; the index is what counts
+        return 200, {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
+                     "choices": choices, "usage": {"completion_tokens": 3 * len(choices)}}
 
 
 @pytest.fixture
