@@ -26,6 +26,15 @@ def did_you_mean(name: object, known: list[str]) -> str:
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
+def load_entry(target: str) -> Any:
+    """The object an entry string names: ``"package.module:attr.attr"``, or the module itself."""
+    module, _, attr = target.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
 class UnknownName(KeyError, ValueError):
     """A name no registry entry has; the message names the known ones and the closest matches."""
 
@@ -101,11 +110,7 @@ class Registry(Mapping[str, str], Generic[T]):
         """Import and return the object behind ``name`` (cached)."""
         key = self.resolve(name)
         if key not in self._loaded:
-            module, _, attr = self._entries[key].partition(":")
-            obj: Any = importlib.import_module(module)
-            for part in attr.split(".") if attr else ():
-                obj = getattr(obj, part)
-            self._loaded[key] = obj
+            self._loaded[key] = load_entry(self._entries[key])
         return self._loaded[key]
 
     def load_all(self) -> dict[str, T]:

@@ -31,6 +31,7 @@ from benchsmith.jsonio import AtomicWriter, write_json
 from benchsmith.layout import EXCLUDED_FILE
 from benchsmith.pipeline import DropLedger, chain
 from benchsmith.records import Exclusion, Reason, RepoSpec, Stage
+from benchsmith.registry import load_entry
 from benchsmith.repobuild.cost import COST_FILE, CostMeter, provenance
 from benchsmith.repobuild.repository import Repository, core_steps
 from benchsmith.repobuild.scratch import progress_dir, shard_dirname, scratch_dir
@@ -64,16 +65,6 @@ class ShardSummary:
     tool_versions: dict[str, str] = field(default_factory=dict)
     identity: str | None = None  # what the shard was built from (see sources.source_identity)
     fingerprint: str = ""  # the shard's key: configuration, toolchain, repository id and identity
-
-
-def load_family(entry: str) -> "BenchmarkFamily":
-    import importlib
-
-    module, _, attr = entry.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split(".") if attr else ():
-        obj = getattr(obj, part)
-    return obj
 
 
 def make_analyzer(cfg: "RepoBuildConfig") -> "Analyzer":
@@ -139,7 +130,7 @@ def process_repo(task: RepoTask) -> ShardSummary:
     from benchsmith.sources import resolve
 
     cfg = task.config
-    family = load_family(task.family)
+    family: "BenchmarkFamily" = load_entry(task.family)
     shard = Path(task.shard)
     source = resolve(task.spec, cfg.file_limits.max_bytes)
     try:
@@ -234,7 +225,7 @@ def record_failed_task(task: RepoTask, exc: BaseException) -> ShardSummary:
     from benchsmith.executors import WorkerDied
 
     what = "worker died" if isinstance(exc, WorkerDied) else type(exc).__name__
-    writers = load_family(task.family).writers(task.config)
+    writers = load_entry(task.family).writers(task.config)
     record_failure(Path(task.shard),
                    Exclusion(task.name, Stage.SOURCE, Reason.INTERNAL_ERROR, f"{what}: {exc}", task.name),
                    EXCLUDED_FILE, [f"{stem}.jsonl" for stem in required_stems(writers)],
