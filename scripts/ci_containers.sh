@@ -72,7 +72,7 @@ ensure_engine() {
   if [ "${want:-docker}" = docker ] && apt_install docker.io; then
     if start_dockerd || start_dockerd --storage-driver vfs; then ENGINE=docker; return 0; fi
   fi
-  if [ "${want:-podman}" = podman ] && apt_install podman runc; then
+  if [ "${want:-podman}" = podman ] && apt_install podman runc catatonit; then
     # Podman (4.3) gives root containers nofile/nproc limits above what runc may set where the host's hard
     # limits are lower (as in this CI's VM: every run fails with "error setting rlimit ... operation not
     # permitted").  Default to the host's own limits instead (nproc at most pid_max).

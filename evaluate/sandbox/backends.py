@@ -190,6 +190,9 @@ def sandbox_image() -> str:
     return image_tag("sandbox.Dockerfile")
 
 
+_WORK = "/sandbox/work"  # the program's own directory in the container: a tmpfs, writable to it
+
+
 class ContainerBackend:
     """The sandbox image (``containers/sandbox.Dockerfile``) under docker or podman, one container per program."""
 
@@ -228,11 +231,15 @@ class ContainerBackend:
             os.chmod(tmp, 0o755)
             os.chmod(path, 0o644)
             spec = ContainerSpec(
-                engine=engine, image=self.image, mounts=(Mount(tmp, "/sandbox/src"),), workdir="/sandbox/work",
+                # no workdir: docker creates a workdir that is a tmpfs mount point 0755 root, whatever its mode=
+                engine=engine, image=self.image, mounts=(Mount(tmp, "/sandbox/src"),),
                 memory=f"{s.memory_mb}m", pids=s.max_processes,
                 extra_args=(
                     "--name", name, "--user", "65534:65534", "--read-only", "--cap-drop", "ALL", "--ipc", "none",
-                    "--tmpfs", f"/sandbox/work:rw,size={s.file_size_mb}m,mode=1777",
+                    # the engine's init is pid 1, not the program: the kernel ignores a signal a pid 1 sends
+                    # itself (a self-SIGKILL would exit 0) and orphans need a reaper
+                    "--init",
+                    "--tmpfs", f"{_WORK}:rw,size={s.file_size_mb}m,mode=1777",
                     "--tmpfs", "/tmp:rw,size=16m,mode=1777",
                     "--ulimit", f"cpu={cpu_seconds(timeout)}",
                     "--ulimit", f"fsize={s.file_size_mb * MIB}",
@@ -240,9 +247,9 @@ class ContainerBackend:
                     "--ulimit", "core=0",
                 ),
             )
-            env = {k: v for k, v in child_env("/sandbox/work").items() if k != "PATH"}
+            env = {k: v for k, v in child_env(_WORK).items() if k != "PATH"}
             res = runner.run(
-                ["python", "-s", "-B", "/sandbox/src/program.py"], env=env, timeout=timeout,
+                ["sh", "-c", f"cd {_WORK} && exec python -s -B /sandbox/src/program.py"], env=env, timeout=timeout,
                 output_cap=s.output_cap, container=spec, kill_on_output_cap=True,
                 # killing the engine client does not stop the container; remove it by name
                 after_exit=lambda: runner.run([engine.value, "rm", "-f", name], timeout=60, output_cap=4096),
