@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchsmith import confine
 from benchsmith.analyzers.base import AnalysisResult, Analyzer, Diagnostic, Tree
-from benchsmith.analyzers.python.attribution import refine, to_ref
+from benchsmith.analyzers.python.attribution import NotInRepository, refine, to_ref
 from benchsmith.analyzers.python.inherited import inherited_uses
 from benchsmith.analyzers.python.kinds import UseContexts
 from benchsmith.analyzers.python.lines import LineNumbering, python_lines
@@ -160,6 +160,11 @@ class PythonAnalyzer(Analyzer[PythonPlan, Messages, Diagnostic]):
             line, col = numbering.to_lf(d.line, d.column)
             result.exclusions.append(Exclusion(f"{repo}/{d.file}:{line + 1}:{col + 1}", Stage.ANALYZER,
                                                Reason.CURSOR_NOT_FOUND, ref, repo))
+            return None
+        if isinstance(ref, NotInRepository):
+            line, col = numbering.to_lf(ref.line, ref.column)
+            result.exclusions.append(Exclusion(f"{repo}/{d.file}:{line + 1}:{col + 1}", Stage.ANALYZER,
+                                               Reason.SYMBOL_NOT_IN_REPOSITORY, ref.detail, repo))
             return None
         if ref is None:
             plan.unattributed += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from benchsmith.analyzers.base import Diagnostic
 from benchsmith.analyzers.python.kinds import Declared, UseContexts, find_member, stubbed_base
@@ -16,9 +17,21 @@ _QUOTED_RE = re.compile(r"'([^']+)'")
 _NAME_AT_RE = re.compile(r"[A-Za-z_][\w]*")
 
 
-def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]) -> CrossFileRef | str | None:
+@dataclass(frozen=True)
+class NotInRepository:
+    """A use of a stubbed name whose member no repository class declares (``anim.setEndValue`` on a subclass of
+    a Qt class): the API is the external base's, so it is not cross-file (recorded, never a candidate)."""
+
+    line: int
+    column: int
+    detail: str
+
+
+def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex,
+           lines: list[str]) -> CrossFileRef | NotInRepository | str | None:
     """The reference a new diagnostic reveals; None when it is no use of a project name; a reason (str) when
-    it is one but pylint's position does not hold the name (recorded, never silently dropped).  Its kind is
+    it is one but pylint's position does not hold the name, ``NotInRepository`` when only an external base
+    declares the member (both recorded, never silently dropped).  Its kind is
     MODULE_MEMBER for a submodule or re-exported name reached through a module, INHERITED_MEMBER for a member
     of a class of this file whose base is a stubbed import, MEMBER otherwise (``refine`` reads the rest)."""
     if d.code == "E1101":
@@ -42,6 +55,9 @@ def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]
         if kind is ReferenceKind.INHERITED_MEMBER:
             # the chain from the class of this file, whatever form its base takes (``panels.BasePanel``)
             declared = find_member(index, d.file, m.group(1), member)
+            if declared is not None and not declared.own:
+                return NotInRepository(line, col, f"{member!r} (via {owner}) is declared by no class of the "
+                                                  "repository, only by a base outside it")
             if declared is not None and declared.file != d.file:
                 return CrossFileRef(d.file, line, col, member, owner, declared.file, d.code, d.message, kind,
                                     declared.definition())
@@ -76,8 +92,9 @@ def to_ref(d: Diagnostic, stubs: FileStubs, index: ModuleIndex, lines: list[str]
 def refine(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex, contexts: UseContexts) -> CrossFileRef | None:
     """``ref`` with its defining file, definition and kind settled; None when no other project file defines
     what it names.  A member of a repository class is looked up along the class's base chain (declared in a
-    base: INHERITED_MEMBER; declared by no repository class but reached through one whose chain leaves the
-    repository, ``anim.setEndValue`` on a subclass of a Qt class: INHERITED_MEMBER, defined by that class)."""
+    base: INHERITED_MEMBER); one declared by no repository class, only by a base outside the repository
+    (``anim.setEndValue`` on a subclass of a Qt class), is the external API, not a cross-file one: None, as the
+    annotation protocol reads it (the released benchmark kept such uses)."""
     if ref.kind is ReferenceKind.MODULE_MEMBER and index.is_module(_submodule(ref, stubs)):
         n = len(python_lines(index.texts.get(ref.defining_file or "", ""))) if ref.defining_file else 0
         if ref.defining_file and ref.defining_file != ref.file:
@@ -90,8 +107,10 @@ def refine(ref: CrossFileRef, stubs: FileStubs, index: ModuleIndex, contexts: Us
             if located is None:
                 return None
             ref.defining_file = located
+        elif not declared.own:
+            return None
         else:
-            if ref.kind is ReferenceKind.MEMBER and (declared.file != ref.defining_file or not declared.own):
+            if ref.kind is ReferenceKind.MEMBER and declared.file != ref.defining_file:
                 ref.kind = ReferenceKind.INHERITED_MEMBER
             ref.defining_file, ref.definition = declared.file, declared.definition()
     if ref.kind is ReferenceKind.MEMBER:
