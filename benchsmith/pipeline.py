@@ -103,6 +103,9 @@ class Filter(Step[T]):
         meta = getattr(item, "metadata", None)
         return getattr(meta, "repository", "") if meta is not None else ""
 
+    def dropped(self, item: T) -> None:
+        """Called for each item ``check`` drops, before the drop is recorded."""
+
     def run(self, items: Iterable[T]) -> Iterator[T]:
         for item in items:
             verdict = self.check(item)
@@ -110,6 +113,7 @@ class Filter(Step[T]):
                 yield item
             else:
                 reason, detail = verdict
+                self.dropped(item)
                 self.drop(self.item_id(item), reason, detail, self.repository(item))
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from benchsmith.pipeline import Step
+from benchsmith.pipeline import Filter
 from benchsmith.records import Checkout as CheckoutRecord
 from benchsmith.records import Reason, Stage
 
@@ -46,29 +46,26 @@ class Repository:
         return self.source.identity
 
 
-class RepoStep(Step[Repository]):
-    """A repository-level step: ``process`` returns None to pass the repository on, or (reason, detail) to drop
-    it (recorded with the repository's id as item and repository)."""
+class RepoStep(Filter[Repository]):
+    """A repository-level step: ``check`` returns None to pass the repository on, or (reason, detail) to drop
+    it (recorded with the repository's id as item and repository, its status set to excluded)."""
 
     tally_kept = False
 
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:  # pragma: no cover - interface
-        raise NotImplementedError
+    def item_id(self, repo: Repository) -> str:
+        return repo.name
 
-    def run(self, items: Iterable[Repository]) -> Iterator[Repository]:
-        for repo in items:
-            verdict = self.process(repo)
-            if verdict is None:
-                yield repo
-            else:
-                repo.status = "excluded"
-                self.drop(repo.name, verdict[0], verdict[1], repo.name)
+    def repository(self, repo: Repository) -> str:
+        return repo.name
+
+    def dropped(self, repo: Repository) -> None:
+        repo.status = "excluded"
 
 
 class Checkout(RepoStep):
     stage = Stage.SOURCE
 
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
+    def check(self, repo: Repository) -> tuple[Reason, str] | None:
         from benchsmith.sources import SourceError
 
         try:
@@ -84,7 +81,7 @@ class Checkout(RepoStep):
 class Snapshot(RepoStep):
     stage = Stage.REPO_FILTER
 
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
+    def check(self, repo: Repository) -> tuple[Reason, str] | None:
         from benchsmith.files import snapshot
 
         cfg = repo.config
@@ -103,7 +100,7 @@ class Snapshot(RepoStep):
 class RepositoryFilters(RepoStep):
     stage = Stage.REPO_FILTER
 
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
+    def check(self, repo: Repository) -> tuple[Reason, str] | None:
         from benchsmith.repo_filters import check_repository
 
         return check_repository(repo.checkout, repo.snap, repo.config.repo_filters)
@@ -112,7 +109,7 @@ class RepositoryFilters(RepoStep):
 class Analyze(RepoStep):
     stage = Stage.ANALYZER
 
-    def process(self, repo: Repository) -> tuple[Reason, str] | None:
+    def check(self, repo: Repository) -> tuple[Reason, str] | None:
         from benchsmith.analyzers.definitions import resolve_definitions
 
         analyzer = repo.analyzer
@@ -137,7 +134,7 @@ class Analyze(RepoStep):
         return None
 
 
-def core_steps(ledger, observer) -> list[Step]:
+def core_steps(ledger, observer) -> list[RepoStep]:
     """The repository steps in order; a family's steps follow them."""
     return [Checkout(ledger, observer), Snapshot(ledger, observer), RepositoryFilters(ledger, observer),
             Analyze(ledger, observer)]
