@@ -17,6 +17,7 @@ from benchsmith.records import Reason, RepoSpec
 from tests.hostile import adopting_orphans, descendants, make_slow_file, make_suite, new_processes, tree_digest
 from tests.hostile.builds import CONTROL, cli, read
 from tests.timing import scaled
+from tests.typescript_support import require_tsc
 
 
 @pytest.fixture(scope="module")
@@ -154,9 +155,7 @@ def test_typescript_config_plugins_are_never_loaded(tmp_path):
     tsc = _typescript_available()
     if tsc is None:
         pytest.skip("no TypeScript analyzer in this tree")
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.fail(f"pinned TypeScript missing at {tsc} (or no node): run `bash scripts/setup_toolchains.sh "
-                    ".toolchains`")
+    require_tsc(tsc)
     repo = tmp_path / "ts_plugins"
     marker = tmp_path / "TS_MARKER"
     payload = f"require('fs').appendFileSync({json.dumps(str(marker))}, 'loaded\\n');\nmodule.exports = () => ({{}});\n"

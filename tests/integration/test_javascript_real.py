@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from benchsmith.analyzers.javascript import JavaScriptAnalyzer
 from benchsmith.cli import main
 from benchsmith.sources import extract_archive
 from tests.invariants import check_split
+from tests.typescript_support import require_tsc
 
 pytestmark = pytest.mark.slow
 
@@ -24,9 +24,7 @@ EXPRESS = ("npm", "express@4.21.2", "express-4.21.2.tgz")
 
 @pytest.fixture(scope="module")
 def tarballs(download, tmp_path_factory):
-    tsc = JavaScriptAnalyzer().tsc_path()
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.fail(f"pinned TypeScript missing at {tsc} (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(JavaScriptAnalyzer().tsc_path())
     base = tmp_path_factory.mktemp("js-real")
     out = {}
     for spec in (AXIOS, EXPRESS):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from benchsmith.files import snapshot
 from benchsmith.records import Reason
 from benchsmith.sources import extract_archive
 from tests.invariants import CCEVAL_KEYS, CCEVAL_META, check_self_consistency, load
+from tests.typescript_support import require_tsc
 
 pytestmark = pytest.mark.slow
 
@@ -24,9 +24,7 @@ TARBALL = ("rxjs@7.8.2", "rxjs-7.8.2.tgz")
 
 @pytest.fixture(scope="module")
 def rxjs_src(download, tmp_path_factory) -> Path:
-    tsc = TypeScriptAnalyzer().tsc_path()
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.fail(f"pinned TypeScript missing at {tsc} (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(TypeScriptAnalyzer().tsc_path())
     archive = download("npm", *TARBALL)
     root = extract_archive(archive, tmp_path_factory.mktemp("rxjs"))
     src = Path(root) / "src" if (Path(root) / "src").is_dir() else Path(root) / "package" / "src"

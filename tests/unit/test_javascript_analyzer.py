@@ -5,7 +5,6 @@ code, a syntax error, ``node_modules`` and an external package."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,13 @@ from benchsmith.analyzers.typescript import TSC_ENV, TypeScriptAnalyzer
 from benchsmith.builders.cceval.examples import ExampleCutter, statement_end
 from benchsmith.files import SourceFile, snapshot
 from benchsmith.records import CrossFileRef, Reason, ReferenceKind
+from tests.typescript_support import require_tsc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "javascript" / "project"
 
 
 def _require_tsc() -> None:
-    tsc = JavaScriptAnalyzer().tsc_path()
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.fail(f"pinned TypeScript missing at {tsc} (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(JavaScriptAnalyzer().tsc_path())
 
 
 def _snap(work: Path, analyzer: JavaScriptAnalyzer):

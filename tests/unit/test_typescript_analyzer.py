@@ -26,14 +26,13 @@ from benchsmith.analyzers.typescript.tsconfig import PathConfig, merge_path_conf
 from benchsmith.analyzers.typescript.uses import SCAN_DIAGNOSTIC
 from benchsmith.files import snapshot
 from benchsmith.records import Reason
+from tests.typescript_support import require_tsc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "typescript" / "project"
 
 
 def _require_tsc() -> None:
-    tsc = TypeScriptAnalyzer().tsc_path()
-    if not tsc.is_file() or shutil.which("node") is None:
-        pytest.fail(f"pinned TypeScript missing at {tsc} (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(TypeScriptAnalyzer().tsc_path())
 
 
 def _analyze(repo: Path, work: Path, analyzer: TypeScriptAnalyzer | None = None):

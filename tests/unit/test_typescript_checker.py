@@ -12,7 +12,6 @@ same file, and a JavaScript module nothing imports.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -20,6 +19,7 @@ from benchsmith.analyzers.typescript import TypeScriptAnalyzer
 from benchsmith.analyzers.typescript.checker import CHECKER_DIAGNOSTIC, SENTINEL, parse_output
 from benchsmith.files import snapshot
 from benchsmith.records import ReferenceKind as K
+from tests.typescript_support import ref_at, require_tsc
 
 MODELS = """\
 export interface Card { scripts: string[]; mods: Mod[] }
@@ -73,8 +73,7 @@ FILES = {
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     analyzer = TypeScriptAnalyzer()
-    if not analyzer.tsc_path().is_file() or shutil.which("node") is None:
-        pytest.fail("pinned TypeScript missing (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(analyzer.tsc_path())
     base = tmp_path_factory.mktemp("checker")
     repo = base / "repo"
     for path, text in FILES.items():
@@ -89,9 +88,7 @@ def analysed(tmp_path_factory):
 
 
 def _at(result, line1: int, symbol: str, file: str = "src/use.ts"):
-    found = [r for r in result.refs if r.file == file and r.line == line1 - 1 and r.symbol == symbol]
-    assert len(found) <= 1, found
-    return found[0] if found else None
+    return ref_at(result, file, line1, symbol)
 
 
 def test_member_through_an_inferred_type_is_a_reference_with_its_definition(analysed):

@@ -20,6 +20,7 @@ from benchsmith.analyzers.typescript.kinds import classify
 from benchsmith.analyzers.typescript.uses import SCAN_DIAGNOSTIC
 from benchsmith.files import snapshot
 from benchsmith.records import ReferenceKind as K
+from tests.typescript_support import ref_at, require_tsc
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "typescript" / "kinds"
 
@@ -27,8 +28,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "typescript" / "kin
 @pytest.fixture(scope="module")
 def analysed(tmp_path_factory):
     analyzer = TypeScriptAnalyzer()
-    if not analyzer.tsc_path().is_file() or shutil.which("node") is None:
-        pytest.fail("pinned TypeScript missing (or no node): run `bash scripts/setup_toolchains.sh .toolchains`")
+    require_tsc(analyzer.tsc_path())
     base = tmp_path_factory.mktemp("kinds")
     repo = base / "repo"
     shutil.copytree(FIXTURE, repo)
@@ -37,11 +37,7 @@ def analysed(tmp_path_factory):
     return result, {f.path: f.text.splitlines() for f in snap.files}
 
 
-def _at(result, file: str, line1: int, symbol: str):
-    """The reference at the 1-based line whose name is ``symbol`` (None when there is none)."""
-    found = [r for r in result.refs if r.file == file and r.line == line1 - 1 and r.symbol == symbol]
-    assert len(found) <= 1, found
-    return found[0] if found else None
+_at = ref_at
 
 
 @pytest.mark.parametrize("file,line,symbol,kind,defining", [
