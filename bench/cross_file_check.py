@@ -16,31 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
+import sys
 from collections import Counter
 from pathlib import Path
 
-
-def check(example: dict, root: Path) -> str | None:
-    """None when the definition is where the example says, else why not."""
-    meta = example["metadata"]
-    definition = meta.get("definition")
-    if not definition:
-        return "no definition"
-    if definition["file"] == meta["file"]:
-        return "defined in the same file"
-    path = root / definition["file"]
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return "definition file not in the repository"
-    start, end = definition["start_line"], definition["end_line"]
-    if not 0 <= start <= end < len(lines):
-        return "definition lines out of range"
-    name = (definition.get("symbol") or meta.get("symbol") or "").split(".")[-1]
-    if name and not re.search(rf"\b{re.escape(name)}\b", "\n".join(lines[start:end + 1])):
-        return f"{name!r} not in the definition's lines"
-    return None
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.invariants import definition_problem  # noqa: E402  (the split invariant's own check)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             meta = ex["metadata"]
             kind = meta.get("reference_kind") or "unknown"
             total[kind] += 1
-            verdict = check(ex, args.checkouts / meta["repository"])
+            verdict = definition_problem(meta, args.checkouts / meta["repository"])
             if verdict is None:
                 passed[kind] += 1
                 continue

@@ -67,11 +67,31 @@ def check_kind_and_definition(meta: dict, root: Path) -> None:
 
     assert meta["reference_kind"] in {k.value for k in ReferenceKind}, meta["task_id"]
     assert meta["cursor_place"] in {p.value for p in CursorPlace}, meta["task_id"]
+    if meta.get("definition") is not None:
+        problem = definition_problem(meta, root)
+        assert problem is None, (meta["task_id"], meta["definition"], problem)
+
+
+def definition_problem(meta: dict, root: Path) -> str | None:
+    """None when ``metadata.definition`` is where the example says: another file of the repository, a line range
+    that exists there, and the symbol's name in those lines; else why not (``bench/cross_file_check.py`` counts
+    these per kind on any built split)."""
     definition = meta.get("definition")
-    if definition is not None:
-        assert definition["file"] != meta["file"], meta["task_id"]
+    if not definition:
+        return "no definition"
+    if definition["file"] == meta["file"]:
+        return "defined in the same file"
+    try:
         lines = (root / definition["file"]).read_text(encoding="utf-8", errors="replace").split("\n")
-        assert 0 <= definition["start_line"] <= definition["end_line"] < len(lines), (meta["task_id"], definition)
+    except OSError:
+        return "definition file not in the repository"
+    start, end = definition["start_line"], definition["end_line"]
+    if not 0 <= start <= end < len(lines):
+        return "definition lines out of range"
+    name = (definition.get("symbol") or meta.get("symbol") or "").split(".")[-1]
+    if name and not re.search(rf"\b{re.escape(name)}\b", "\n".join(lines[start:end + 1])):
+        return f"{name!r} not in the definition's lines"
+    return None
 
 
 def check_self_consistency(examples: list[dict]) -> None:
